@@ -1,0 +1,42 @@
+# dlm_bench — see README.md. `make help` lists the targets.
+PYTHON     ?= python3
+VENV       ?= .venv
+# The CPU wheel is the default; CUDA users: make install TORCH_SPEC="torch --index-url https://download.pytorch.org/whl/cu124"
+TORCH_SPEC ?= torch==2.13.0
+ARGS       ?=
+PY         := $(VENV)/bin/python
+STAMP      := $(VENV)/.installed
+
+.DEFAULT_GOAL := help
+.PHONY: help install run test test-slow bench clean
+
+help:  ## list the targets
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-12s %s\n", $$1, $$2}'
+
+install: $(STAMP)  ## create .venv: torch first (TORCH_SPEC), then pip install -e ".[dev]"
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@if $(PY) -c "import torch" 2>/dev/null; then \
+	  echo "torch already importable: $$($(PY) -c 'import torch; print(torch.__version__)')"; \
+	else \
+	  echo "installing $(TORCH_SPEC) first"; $(PY) -m pip install $(TORCH_SPEC); \
+	fi
+	$(PY) -m pip install -e ".[dev]"
+	@touch $(STAMP)
+
+run: $(STAMP)  ## run the default experiment (extra Hydra overrides: make run ARGS="objective=dlm")
+	$(VENV)/bin/dlm-bench run $(ARGS)
+
+test: $(STAMP)  ## fast test suite (no slow/network/slurm tests)
+	$(PY) -m pytest -q $(ARGS)
+
+test-slow: $(STAMP)  ## only the tests marked slow
+	$(PY) -m pytest -q -m slow $(ARGS)
+
+bench: $(STAMP)  ## benchmarks: Trainer overhead vs a bare GPyTorch loop
+	$(PY) scripts/bench_trainer.py $(ARGS)
+
+clean:  ## remove the venv, caches and build outputs (results/ is kept)
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,142 @@
+"""Structured config schemas, registered in Hydra's ConfigStore.
+
+`conf/config.yaml` starts its defaults list with `base_config`, so every group file and every
+command-line override is merged into these typed nodes: unknown keys and bad values are rejected
+by OmegaConf before anything runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from importlib import resources
+from pathlib import Path
+from typing import Optional
+
+from hydra.core.config_store import ConfigStore
+
+
+class Kernel(Enum):
+    rbf = "rbf"
+    matern = "matern"
+
+
+class MeanFunction(Enum):
+    zero = "zero"
+    constant = "constant"
+
+
+class InducingInit(Enum):
+    random = "random"  # a random subset of the training inputs
+    kmeans = "kmeans"  # k-means centres of the training inputs
+
+
+class Device(Enum):
+    auto = "auto"
+    cpu = "cpu"
+    cuda = "cuda"
+
+
+class DType(Enum):
+    float32 = "float32"
+    float64 = "float64"
+
+
+class Progress(Enum):
+    auto = "auto"  # a progress bar when stderr is a TTY
+    on = "on"
+    off = "off"
+
+
+@dataclass
+class DatasetConfig:
+    name: str = "boston"
+
+
+@dataclass
+class ModelConfig:
+    name: str = "svgp"
+    kernel: Kernel = Kernel.rbf
+    matern_nu: float = 2.5
+    ard: bool = False
+    mean: MeanFunction = MeanFunction.zero
+    num_inducing: int = 50
+    inducing_init: InducingInit = InducingInit.random
+    learn_inducing: bool = True
+    whiten: bool = True
+    noise_init: float = 0.1
+    lengthscale_init: float = 1.0
+    outputscale_init: float = 1.0
+
+
+@dataclass
+class ObjectiveConfig:
+    name: str = "elbo"
+    beta: float = 1.0
+
+
+@dataclass
+class EstimatorConfig:
+    name: str = "exact"
+
+
+@dataclass
+class TrainerConfig:
+    optimizer: str = "adam"
+    lr: float = 0.1
+    batch_size: Optional[int] = None  # None: full batch
+    epochs: Optional[int] = None  # minibatch mode only; None: until max_iters
+    max_iters: int = 5000
+    window: int = 50
+    tol: float = 1e-4
+    progress: Progress = Progress.auto
+
+
+@dataclass
+class ProtocolConfig:
+    name: str = "dlm_regression"
+    train_frac: float = 0.67
+    val_frac: float = 0.08
+    train_size: Optional[int] = None  # subsample of the training part
+    test_size: Optional[int] = None  # cap on the test part
+    normalize_x: bool = True
+    normalize_y: bool = True
+
+
+@dataclass
+class Config:
+    dataset: DatasetConfig = field(default_factory=DatasetConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)
+    estimator: EstimatorConfig = field(default_factory=EstimatorConfig)
+    trainer: TrainerConfig = field(default_factory=TrainerConfig)
+    protocol: ProtocolConfig = field(default_factory=ProtocolConfig)
+    paper: str = "dlm"
+    experiment: str = "default"
+    seed: int = 0
+    device: Device = Device.auto
+    dtype: DType = DType.float64
+    results_dir: str = "results"
+    run_dir: Optional[str] = None  # None: <results_dir>/<experiment>/<name derived from the config>
+
+
+GROUPS = ("dataset", "model", "objective", "estimator", "trainer", "protocol")
+
+
+def register_configs() -> None:
+    ConfigStore.instance().store(name="base_config", node=Config)
+
+
+def conf_dir() -> Path:
+    """The config tree: the package copy when installed, the repo's conf/ in a checkout."""
+    try:
+        path = Path(str(resources.files("dlm_bench.conf")))
+        if (path / "config.yaml").is_file():
+            return path
+    except ModuleNotFoundError:
+        pass
+    return Path(__file__).resolve().parent.parent / "conf"
+
+
+def group_options(group: str) -> list[str]:
+    return sorted(p.stem for p in (conf_dir() / group).glob("*.yaml"))
