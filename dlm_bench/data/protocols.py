@@ -1,4 +1,5 @@
-"""Train / validation / test protocols of the papers: seeded, deterministic index splits."""
+"""Train / validation / test protocols of the papers: seeded, deterministic index splits plus the
+normalisation statistics of the training rows."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .registry import DatasetError
+from .registry import Dataset, DatasetError
+from .transforms import Standardizer
 
 
 @dataclass
@@ -14,6 +16,8 @@ class Split:
     train: np.ndarray
     val: np.ndarray
     test: np.ndarray
+    x_stats: Standardizer | None = None  # fitted on the training rows only
+    y_stats: Standardizer | None = None  # identity for non-regression tasks
 
 
 def dlm_regression_split(
@@ -38,6 +42,26 @@ def dlm_regression_split(
     if test_size is not None:
         test = test[:test_size]
     return Split(train, val, test)
+
+
+def make_split(protocol_cfg, dataset: Dataset, seed: int) -> Split:
+    """The split named by `protocol_cfg.name`, with train-only normalisation statistics attached."""
+    name = protocol_cfg.name
+    if name == "dlm_regression":
+        split = dlm_regression_split(
+            len(dataset.y),
+            seed,
+            train_frac=protocol_cfg.train_frac,
+            val_frac=protocol_cfg.val_frac,
+            train_size=protocol_cfg.train_size,
+            test_size=protocol_cfg.test_size,
+        )
+    else:
+        raise DatasetError(f"unknown protocol {name!r}; valid choices: {', '.join(PROTOCOLS)}")
+    split.x_stats = Standardizer.fit(dataset.X[split.train], enabled=protocol_cfg.normalize_x)
+    regression = dataset.task == "regression"
+    split.y_stats = Standardizer.fit(dataset.y[split.train], enabled=protocol_cfg.normalize_y and regression)
+    return split
 
 
 PROTOCOLS = {"dlm_regression": dlm_regression_split}

@@ -61,6 +61,11 @@ def load_dataset(name: str) -> Dataset:
     return get_spec(name).load()
 
 
+def load_from_config(dataset_cfg) -> Dataset:
+    """The dataset a `dataset` config node names (the runner's single entry point into data/)."""
+    return load_dataset(dataset_cfg.name)
+
+
 def shipped_path(relpath: str) -> Path:
     """A file in the package's shipped data (repo: data/)."""
     try:
