@@ -1,0 +1,149 @@
+"""`dlm-bench`: thin command-line entry point. Subcommands: run, experiments."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+USAGE_EXIT = 2
+
+
+class UserError(Exception):
+    """Printed as one line, exit 2."""
+
+
+def compose_config(overrides: list[str]):
+    """Compose conf/config.yaml with Hydra overrides; any composition problem becomes a UserError."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.errors import HydraException, MissingConfigException
+    from omegaconf.errors import OmegaConfBaseException
+
+    from .config import GROUPS, conf_dir, group_options, register_configs
+
+    for ov in overrides:
+        key, sep, value = ov.partition("=")
+        if key.startswith(("+", "~")) and key.lstrip("+~") not in GROUPS + ("experiment",):
+            raise UserError(f"cannot add or delete config key {key.lstrip('+~')!r}: the schema is fixed (dlm-bench experiments lists the groups)")
+        key = key.lstrip("+~")
+        if sep and key in GROUPS and value and "," not in value and value not in group_options(key):
+            raise UserError(f"unknown {key} {value!r}; valid choices: {', '.join(group_options(key))}")
+    register_configs()
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+            return compose(config_name="config", overrides=overrides)
+    except MissingConfigException as err:
+        raise UserError(_one_line(err)) from err
+    except (HydraException, OmegaConfBaseException) as err:
+        raise UserError(_unknown_key_message(err) or _one_line(err)) from err
+
+
+def _unknown_key_message(err: BaseException) -> str | None:
+    """'unknown config key X; valid keys: ...' for a key the schema does not have."""
+    import dataclasses
+    import re
+
+    from . import config as schema
+
+    m = re.search(r"Key '([^']+)' not in '(\w+)'", _one_line(err))
+    node = getattr(schema, m.group(2), None) if m else None
+    if node is None or not dataclasses.is_dataclass(node):
+        return None
+    full = re.search(r"Could not override '([^']+)'", _one_line(err))
+    key = full.group(1) if full else m.group(1)
+    return f"unknown config key {key!r}; valid keys here: {', '.join(f.name for f in dataclasses.fields(node))}"
+
+
+def _one_line(err: BaseException) -> str:
+    """The informative part of Hydra/OmegaConf's (multi-line) messages, on one line."""
+    parts = []
+    e: BaseException | None = err
+    while e is not None:
+        lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+        # OmegaConf appends full_key/object_type context lines; keep the message proper
+        lines = [ln for ln in lines if not ln.startswith(("full_key:", "object_type=", "reference_type="))]
+        if lines:
+            text = " ".join(lines)
+            if not any(text in p for p in parts):
+                parts.append(text)
+        e = e.__cause__
+    return "; ".join(parts) or type(err).__name__
+
+
+def cmd_run(args) -> int:
+    from .data import DatasetError
+    from .runner import ConfigError, execute
+
+    cfg = compose_config(args.overrides)
+    try:
+        record, run_dir = execute(cfg)
+    except (ConfigError, DatasetError) as err:
+        raise UserError(str(err)) from err
+    m, t = record.metrics, record.train
+
+    def fmt(v):
+        return "nan" if v is None else f"{v:.4f}"
+
+    print(
+        f"{record.dataset} {record.model} {record.objective} beta={record.beta:g} "
+        f"test_nll={fmt(m.get('test_nll'))} test_mse={fmt(m.get('test_mse'))} "
+        f"iterations={t['iterations']} converged={t['converged']} wall_s={t['wall_s']:.1f} "
+        f"status={record.status} run_dir={run_dir}"
+    )
+    if record.status != "ok":
+        print(f"dlm-bench: run {record.status}: {record.error}", file=sys.stderr)
+    return {"ok": 0, "diverged": 3}.get(record.status, 1)
+
+
+def cmd_experiments(args) -> int:
+    from .config import GROUPS, group_options
+    from .models import MODELS
+    from .objectives import OBJECTIVES
+
+    for group in GROUPS + ("experiment",):
+        print(f"{group + ':':12s} {', '.join(group_options(group)) or '-'}")
+    print(f"{'models:':12s} {', '.join(MODELS)}")
+    print(f"{'objectives:':12s} {', '.join(OBJECTIVES)}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dlm-bench",
+        description="Reproduce and compare the benchmarks of five sparse / variational GP papers.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser(
+        "run",
+        help="run one configuration",
+        description="Run one configuration. Overrides use Hydra syntax, e.g. "
+        "`dlm-bench run model=svgp objective=dlm objective.beta=0.5 seed=1`.",
+    )
+    p.add_argument("overrides", nargs="*", help="Hydra overrides (group=option, key=value)")
+    p.set_defaults(func=cmd_run)
+    p = sub.add_parser("experiments", help="list config groups, their options, and the registries")
+    p.set_defaults(func=cmd_experiments)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except UserError as err:
+        print(f"dlm-bench: error: {err}", file=sys.stderr)
+        return USAGE_EXIT
+    except KeyboardInterrupt:
+        print("dlm-bench: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:
+        if os.environ.get("DLM_BENCH_DEBUG"):
+            raise
+        print(f"dlm-bench: internal error: {type(err).__name__}: {err} (set DLM_BENCH_DEBUG=1 for a traceback)", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

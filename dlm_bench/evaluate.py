@@ -1,0 +1,43 @@
+"""Predictive metrics. NLL is the mean over test points of -log E_q(f)[p(y|f)]; for the Gaussian
+likelihood that is the exact log density of N(y | mu, var_f + noise)."""
+
+from __future__ import annotations
+
+import math
+
+import gpytorch
+import torch
+
+
+@torch.no_grad()
+def predict_f(model, X: torch.Tensor, batch_size: int = 4096) -> tuple[torch.Tensor, torch.Tensor]:
+    """Marginal mean and variance of q(f(x)) at each row of X (batched to bound memory)."""
+    model.eval()
+    means, variances = [], []
+    with gpytorch.settings.skip_posterior_variances(False):
+        for xb in X.split(batch_size):
+            f = model(xb)
+            means.append(f.mean)
+            variances.append(f.variance)
+    return torch.cat(means), torch.cat(variances)
+
+
+@torch.no_grad()
+def regression_metrics(model, likelihood, X: torch.Tensor, y: torch.Tensor, y_scale: float, prefix: str) -> dict:
+    """`{prefix}_nll`, `{prefix}_mse` in normalised units and `..._raw` in original units.
+
+    With y = (y_raw - mean) / scale: nll_raw = nll + log(scale) and mse_raw = mse * scale^2.
+    """
+    if X.shape[0] == 0:
+        return {}
+    likelihood.eval()
+    mu, var = predict_f(model, X)
+    if not isinstance(likelihood, gpytorch.likelihoods.GaussianLikelihood):
+        raise ValueError("regression_metrics needs a Gaussian likelihood")
+    pred_var = var + likelihood.noise.reshape(-1)[0]
+    nll = 0.5 * (torch.log(2 * math.pi * pred_var) + (y - mu) ** 2 / pred_var)
+    mse = (y - mu) ** 2
+    out = {f"{prefix}_nll": nll.mean().item(), f"{prefix}_mse": mse.mean().item()}
+    out[f"{prefix}_nll_raw"] = out[f"{prefix}_nll"] + math.log(y_scale)
+    out[f"{prefix}_mse_raw"] = out[f"{prefix}_mse"] * y_scale**2
+    return out

@@ -1,0 +1,66 @@
+"""SVGP (Hensman et al. 2015): GPyTorch ApproximateGP with a full-covariance (Cholesky) q(u)."""
+
+from __future__ import annotations
+
+import gpytorch
+import numpy as np
+import torch
+from scipy.cluster.vq import kmeans2
+
+from ..config import InducingInit, Kernel, MeanFunction
+
+
+def initial_inducing_points(X: torch.Tensor, num_inducing: int, how: InducingInit, seed: int) -> torch.Tensor:
+    n = X.shape[0]
+    m = min(num_inducing, n)
+    rng = np.random.default_rng(seed)
+    if how is InducingInit.random:
+        return X[torch.as_tensor(rng.choice(n, size=m, replace=False), device=X.device)].clone()
+    if how is InducingInit.kmeans:
+        centres, _ = kmeans2(X.detach().cpu().double().numpy(), m, minit="++", seed=rng)
+        return torch.as_tensor(centres, dtype=X.dtype, device=X.device)
+    raise ValueError(f"unknown inducing_init {how}")
+
+
+def make_kernel(kind: Kernel, ard_dims: int | None, matern_nu: float = 2.5) -> gpytorch.kernels.Kernel:
+    if kind is Kernel.rbf:
+        base = gpytorch.kernels.RBFKernel(ard_num_dims=ard_dims)
+    elif kind is Kernel.matern:
+        if matern_nu not in (0.5, 1.5, 2.5):
+            raise ValueError(f"model.matern_nu must be 0.5, 1.5 or 2.5, got {matern_nu}")
+        base = gpytorch.kernels.MaternKernel(nu=matern_nu, ard_num_dims=ard_dims)
+    else:
+        raise ValueError(f"unknown kernel {kind}")
+    return gpytorch.kernels.ScaleKernel(base)
+
+
+class SVGP(gpytorch.models.ApproximateGP):
+    def __init__(
+        self,
+        inducing_points: torch.Tensor,
+        kernel: gpytorch.kernels.Kernel,
+        mean: MeanFunction = MeanFunction.zero,
+        learn_inducing: bool = True,
+        whiten: bool = True,
+    ):
+        q_u = gpytorch.variational.CholeskyVariationalDistribution(inducing_points.size(0))
+        strategy_cls = (
+            gpytorch.variational.VariationalStrategy if whiten else gpytorch.variational.UnwhitenedVariationalStrategy
+        )
+        strategy = strategy_cls(self, inducing_points, q_u, learn_inducing_locations=learn_inducing)
+        super().__init__(strategy)
+        self.mean_module = (
+            gpytorch.means.ConstantMean() if mean is MeanFunction.constant else gpytorch.means.ZeroMean()
+        )
+        self.covar_module = kernel
+
+    def forward(self, x: torch.Tensor) -> gpytorch.distributions.MultivariateNormal:
+        return gpytorch.distributions.MultivariateNormal(self.mean_module(x), self.covar_module(x))
+
+
+def build_svgp(model_cfg, X_train: torch.Tensor, seed: int) -> SVGP:
+    kernel = make_kernel(model_cfg.kernel, X_train.shape[1] if model_cfg.ard else None, model_cfg.matern_nu)
+    kernel.base_kernel.lengthscale = model_cfg.lengthscale_init
+    kernel.outputscale = model_cfg.outputscale_init
+    Z = initial_inducing_points(X_train, model_cfg.num_inducing, model_cfg.inducing_init, seed)
+    return SVGP(Z, kernel, model_cfg.mean, model_cfg.learn_inducing, model_cfg.whiten)

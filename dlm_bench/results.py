@@ -1,0 +1,121 @@
+"""The results contract (DESIGN.md): run.json + curve.csv per run directory, written atomically."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import platform
+import socket
+import subprocess
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+SCHEMA = 1
+STATUSES = ("ok", "failed", "diverged")
+
+
+@dataclass
+class RunRecord:
+    status: str
+    error: str | None
+    paper: str
+    experiment: str
+    dataset: str
+    task: str | None
+    model: str
+    objective: str
+    estimator: str
+    likelihood: str | None
+    beta: float
+    seed: int
+    split: str
+    train_size: int | None
+    num_inducing: int | None
+    hyperparameters: str  # joint | fixed
+    metrics: dict = field(default_factory=dict)
+    train: dict = field(default_factory=dict)
+    config: dict = field(default_factory=dict)
+    env: dict = field(default_factory=dict)
+    schema: int = SCHEMA
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        return {"schema": d.pop("schema"), **d}
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_run_json(run_dir: Path, record: RunRecord) -> Path:
+    path = Path(run_dir) / "run.json"
+    # allow_nan=False would reject a diverged run's NaN loss; NaN/inf become null instead.
+    _atomic_write_text(path, json.dumps(_finite_or_none(record.to_dict()), indent=2, sort_keys=False) + "\n")
+    return path
+
+
+def write_curve_csv(run_dir: Path, rows: list[dict]) -> Path:
+    path = Path(run_dir) / "curve.csv"
+    columns = list(rows[0]) if rows else ["iteration", "wall_s", "loss"]
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    _atomic_write_text(path, buf.getvalue())
+    return path
+
+
+def read_run_json(path: Path) -> dict:
+    return json.loads(Path(path).read_text())
+
+
+def _finite_or_none(obj):
+    if isinstance(obj, float):
+        return obj if obj == obj and obj not in (float("inf"), float("-inf")) else None
+    if isinstance(obj, dict):
+        return {k: _finite_or_none(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite_or_none(v) for v in obj]
+    return obj
+
+
+def git_sha() -> str | None:
+    """The checkout's commit (+'-dirty' with uncommitted changes); None outside a git checkout."""
+    here = Path(__file__).resolve().parent
+    try:
+        sha = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=here, capture_output=True, text=True, timeout=5
+        ).stdout.strip()
+        return sha + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def env_info() -> dict:
+    import gpytorch
+    import torch
+
+    from . import __version__
+
+    return {
+        "dlm_bench": __version__,
+        "torch": torch.__version__,
+        "gpytorch": gpytorch.__version__,
+        "python": platform.python_version(),
+        "git": git_sha(),
+        "host": socket.gethostname(),
+    }

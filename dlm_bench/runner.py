@@ -1,0 +1,176 @@
+"""One run: data -> model -> fit -> evaluate -> RunRecord (run.json + curve.csv)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+import gpytorch
+import numpy as np
+import torch
+from omegaconf import DictConfig, OmegaConf
+
+from . import data
+from .evaluate import regression_metrics
+from .models import MODELS
+from .objectives import OBJECTIVES
+from .results import RunRecord, env_info, write_curve_csv, write_run_json
+from .train import TrainResult, Trainer
+
+
+class ConfigError(ValueError):
+    """A config value that composes but makes no sense (one line, exit 2)."""
+
+
+ESTIMATORS = ("exact",)  # closed-form Gaussian likelihood term; sampling estimators come with issue 5/6
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("device=cuda but torch sees no CUDA device (use device=auto or device=cpu)")
+    return torch.device(name)
+
+
+def config_dict(cfg: DictConfig) -> dict:
+    return OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
+
+
+def run_name(cfg: DictConfig) -> str:
+    """Deterministic: readable key fields + a hash of everything that can change the result."""
+    d = config_dict(cfg)
+    for k in ("results_dir", "run_dir"):
+        d.pop(k, None)
+    d.get("trainer", {}).pop("progress", None)
+    digest = hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:8]
+    name = f"{cfg.dataset.name}_{cfg.model.name}_{cfg.objective.name}_beta{cfg.objective.beta:g}_seed{cfg.seed}_{digest}"
+    return re.sub(r"[^A-Za-z0-9_.+-]", "-", name)
+
+
+def run_dir_for(cfg: DictConfig) -> Path:
+    if cfg.run_dir:
+        return Path(cfg.run_dir)
+    return Path(cfg.results_dir) / cfg.experiment / run_name(cfg)
+
+
+@dataclass
+class Prepared:
+    dataset: data.Dataset
+    split: data.Split
+    tensors: dict  # name -> (X, y) torch tensors in normalised units
+
+
+def prepare_data(cfg: DictConfig, device: torch.device, dtype: torch.dtype) -> Prepared:
+    ds = data.load_from_config(cfg.dataset)
+    split = data.make_split(cfg.protocol, ds, cfg.seed)
+    tensors = {}
+    for part in ("train", "val", "test"):
+        idx = getattr(split, part)
+        X = split.x_stats.transform(ds.X[idx])
+        y = split.y_stats.transform(ds.y[idx])
+        tensors[part] = (
+            torch.as_tensor(X, dtype=dtype, device=device),
+            torch.as_tensor(y, dtype=dtype, device=device),
+        )
+    return Prepared(ds, split, tensors)
+
+
+def check_config(cfg: DictConfig) -> None:
+    if cfg.model.name not in MODELS:
+        raise ConfigError(f"unknown model.name {cfg.model.name!r}; valid choices: {', '.join(MODELS)}")
+    if cfg.objective.name not in OBJECTIVES:
+        raise ConfigError(f"unknown objective.name {cfg.objective.name!r}; valid choices: {', '.join(OBJECTIVES)}")
+    if cfg.estimator.name not in ESTIMATORS:
+        raise ConfigError(f"unknown estimator.name {cfg.estimator.name!r}; valid choices: {', '.join(ESTIMATORS)}")
+    if not cfg.objective.beta > 0:
+        raise ConfigError(f"objective.beta must be > 0, got {cfg.objective.beta}")
+    if cfg.model.num_inducing < 1:
+        raise ConfigError(f"model.num_inducing must be >= 1, got {cfg.model.num_inducing}")
+    if cfg.model.noise_init <= 1e-4:
+        raise ConfigError(f"model.noise_init must be > 1e-4 (the noise constraint), got {cfg.model.noise_init}")
+
+
+def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
+    """Run one configuration and write its run directory. Never raises for a failure inside the run:
+    the record says `failed` (with the error) or `diverged`; config and data errors do raise."""
+    check_config(cfg)
+    device = resolve_device(cfg.device.value)
+    dtype = {"float32": torch.float32, "float64": torch.float64}[cfg.dtype.value]
+    seed_everything(cfg.seed)
+    prep = prepare_data(cfg, device, dtype)
+    X_train, y_train = prep.tensors["train"]
+    n_train = X_train.shape[0]
+    if prep.dataset.task != "regression":
+        raise ConfigError(f"dataset {prep.dataset.name!r} is a {prep.dataset.task} task; only regression is supported so far")
+
+    model = MODELS[cfg.model.name](cfg.model, X_train, cfg.seed)
+    likelihood = gpytorch.likelihoods.GaussianLikelihood()
+    likelihood.noise = cfg.model.noise_init
+    model, likelihood = model.to(device=device, dtype=dtype), likelihood.to(device=device, dtype=dtype)
+    mll = OBJECTIVES[cfg.objective.name](likelihood, model, num_data=n_train, beta=cfg.objective.beta)
+    trainer = Trainer.from_config(cfg.trainer, seed=cfg.seed)
+
+    run_dir = run_dir_for(cfg)
+    record = RunRecord(
+        status="ok",
+        error=None,
+        paper=cfg.paper,
+        experiment=cfg.experiment,
+        dataset=prep.dataset.name,
+        task=prep.dataset.task,
+        model=cfg.model.name,
+        objective=cfg.objective.name,
+        estimator=cfg.estimator.name,
+        likelihood="gaussian",
+        beta=float(cfg.objective.beta),
+        seed=int(cfg.seed),
+        split=cfg.protocol.name,
+        train_size=int(n_train),
+        num_inducing=int(model.variational_strategy.inducing_points.shape[-2]),
+        hyperparameters="joint",
+        config=config_dict(cfg),
+        env=env_info(),
+    )
+    result = TrainResult()
+    try:
+        result = trainer.fit(mll, X_train, y_train)
+        record.status, record.error = result.status, result.error
+        if result.status == "ok":
+            y_scale = float(np.asarray(prep.split.y_stats.std).reshape(-1)[0])
+            metrics = {}
+            for part in ("val", "test"):
+                X, y = prep.tensors[part]
+                metrics.update(regression_metrics(model, likelihood, X, y, y_scale, part))
+            metrics["noise_var"] = likelihood.noise.item()
+            record.metrics = metrics
+            if not all(np.isfinite(v) for v in metrics.values()):
+                record.status, record.error = "diverged", "non-finite evaluation metric"
+    except Exception as err:  # recorded, so a sweep keeps going; the CLI reports it
+        record.status = "failed"
+        record.error = f"{type(err).__name__}: {err}"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "traceback.txt").write_text(traceback.format_exc())
+    record.train = {
+        "iterations": result.iterations,
+        "epochs": result.epochs,
+        "converged": result.converged,
+        "wall_s": result.wall_s,
+        "final_loss": result.final_loss,
+        "device": str(device),
+        "dtype": cfg.dtype.value,
+    }
+    write_curve_csv(run_dir, result.curve)
+    write_run_json(run_dir, record)
+    return record, run_dir

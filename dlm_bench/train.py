@@ -1,0 +1,148 @@
+"""Trainer: Adam, full batch or minibatches, the DLM paper's stopping rule, NaN guard, progress."""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+import torch
+from linear_operator.utils.errors import NanError, NotPSDError
+from tqdm.auto import tqdm
+
+
+class StoppingRule:
+    """Converged when max - min of the loss over the last `window` values is <= `tol`
+    (Wei et al. 2021, supplement: I = 50 for regression, 20 otherwise; tol = 1e-4)."""
+
+    def __init__(self, window: int = 50, tol: float = 1e-4):
+        if window < 1:
+            raise ValueError(f"trainer.window must be >= 1, got {window}")
+        self.window, self.tol = window, tol
+        self.recent: deque[float] = deque(maxlen=window)
+
+    def update(self, loss: float) -> bool:
+        self.recent.append(loss)
+        return len(self.recent) == self.window and max(self.recent) - min(self.recent) <= self.tol
+
+
+@dataclass
+class TrainResult:
+    status: str = "ok"  # ok | diverged
+    error: str | None = None
+    iterations: int = 0
+    epochs: int = 0
+    converged: bool = False
+    wall_s: float = 0.0
+    final_loss: float = float("nan")
+    curve: list[dict] = field(default_factory=list)  # one row per iteration: iteration, wall_s, loss
+
+
+class Trainer:
+    def __init__(
+        self,
+        lr: float = 0.1,
+        max_iters: int = 5000,
+        window: int = 50,
+        tol: float = 1e-4,
+        batch_size: int | None = None,
+        epochs: int | None = None,
+        progress: bool | None = None,
+        optimizer: str = "adam",
+        seed: int = 0,
+    ):
+        if optimizer != "adam":
+            raise ValueError(f"trainer.optimizer must be 'adam', got {optimizer!r}")
+        if max_iters < 1:
+            raise ValueError(f"trainer.max_iters must be >= 1, got {max_iters}")
+        if batch_size is not None and batch_size < 1:
+            raise ValueError(f"trainer.batch_size must be >= 1 or null, got {batch_size}")
+        if lr <= 0:
+            raise ValueError(f"trainer.lr must be > 0, got {lr}")
+        self.lr, self.max_iters, self.window, self.tol = lr, max_iters, window, tol
+        self.batch_size, self.epochs, self.seed = batch_size, epochs, seed
+        self.progress = sys.stderr.isatty() if progress is None else progress
+        StoppingRule(window, tol)  # validates
+
+    @classmethod
+    def from_config(cls, trainer_cfg, seed: int = 0) -> "Trainer":
+        progress = {"auto": None, "on": True, "off": False}[trainer_cfg.progress.value]
+        return cls(
+            lr=trainer_cfg.lr,
+            max_iters=trainer_cfg.max_iters,
+            window=trainer_cfg.window,
+            tol=trainer_cfg.tol,
+            batch_size=trainer_cfg.batch_size,
+            epochs=trainer_cfg.epochs,
+            progress=progress,
+            optimizer=trainer_cfg.optimizer,
+            seed=seed,
+        )
+
+    def fit(self, mll, X: torch.Tensor, y: torch.Tensor, params=None) -> TrainResult:
+        """Minimise -mll(model(X), y) over `params` (default: all of mll's parameters)."""
+        model = mll.model
+        params = [p for p in (mll.parameters() if params is None else params) if p.requires_grad]
+        optimizer = torch.optim.Adam(params, lr=self.lr)
+        mll.train()
+        n = X.shape[0]
+        full_batch = self.batch_size is None or self.batch_size >= n
+        # Minibatch mode: the rule is applied to each epoch's mean loss (minibatch losses are noisy).
+        rule = StoppingRule(self.window, self.tol)
+        result = TrainResult()
+        bar = tqdm(total=self.max_iters, disable=not self.progress, leave=False, desc="train", unit="it")
+        gen = torch.Generator(device="cpu").manual_seed(self.seed)
+        start = time.perf_counter()
+        loss_value = float("nan")
+        try:
+            while True:
+                if full_batch:
+                    batches = [None]
+                else:
+                    perm = torch.randperm(n, generator=gen).to(X.device)
+                    batches = perm.split(self.batch_size)
+                epoch_sum, epoch_count = 0.0, 0
+                for idx in batches:
+                    xb, yb = (X, y) if idx is None else (X[idx], y[idx])
+                    optimizer.zero_grad(set_to_none=True)
+                    loss = -mll(model(xb), yb)
+                    loss_value = loss.item()
+                    result.iterations += 1
+                    if not math.isfinite(loss_value):
+                        result.status = "diverged"
+                        result.error = f"non-finite training loss ({loss_value}) at iteration {result.iterations}"
+                        return result
+                    loss.backward()
+                    optimizer.step()
+                    result.curve.append(
+                        {"iteration": result.iterations, "wall_s": time.perf_counter() - start, "loss": loss_value}
+                    )
+                    bar.update(1)
+                    if result.iterations % 25 == 0:
+                        bar.set_postfix(loss=f"{loss_value:.4f}", refresh=False)
+                    epoch_sum += loss_value
+                    epoch_count += 1
+                    if full_batch and rule.update(loss_value):
+                        result.converged = True
+                        return result
+                    if result.iterations >= self.max_iters:
+                        return result
+                result.epochs += 1
+                if not full_batch:
+                    if rule.update(epoch_sum / epoch_count):
+                        result.converged = True
+                        return result
+                    if self.epochs is not None and result.epochs >= self.epochs:
+                        return result
+        except (NotPSDError, NanError) as err:
+            result.status = "diverged"
+            result.error = f"{type(err).__name__} at iteration {result.iterations + 1}: {str(err).splitlines()[0]}"
+            return result
+        finally:
+            bar.close()
+            result.wall_s = time.perf_counter() - start
+            result.final_loss = loss_value
+            if full_batch:
+                result.epochs = result.iterations

@@ -1,0 +1,65 @@
+"""`dlm-bench run` end to end in a subprocess, and its one-line errors."""
+
+import csv
+import json
+import math
+import subprocess
+
+import pytest
+
+from tests.conftest import cli_command
+
+CONTRACT_TOP = {
+    "schema", "status", "error", "paper", "experiment", "dataset", "task", "model", "objective", "estimator",
+    "likelihood", "beta", "seed", "split", "train_size", "num_inducing", "hyperparameters", "metrics", "train",
+    "config", "env",
+}
+CONTRACT_TRAIN = {"iterations", "epochs", "converged", "wall_s", "final_loss", "device", "dtype"}
+CONTRACT_ENV = {"dlm_bench", "torch", "gpytorch", "python", "git", "host"}
+
+
+def run_cli(args, env, timeout=300):
+    return subprocess.run(cli_command() + args, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def test_run_writes_the_results_contract(tmp_path, cli_env):
+    proc = run_cli(
+        ["run", f"results_dir={tmp_path}", "objective=dlm", "objective.beta=0.5", "trainer.max_iters=150", "seed=3"],
+        cli_env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    summary = proc.stdout.strip().splitlines()
+    assert len(summary) == 1 and summary[0].startswith("boston svgp dlm beta=0.5 test_nll=")
+    run_dirs = list(tmp_path.glob("default/*/run.json"))
+    assert len(run_dirs) == 1
+    rec = json.loads(run_dirs[0].read_text())
+    assert set(rec) == CONTRACT_TOP
+    assert set(rec["train"]) == CONTRACT_TRAIN and set(rec["env"]) == CONTRACT_ENV
+    assert rec["schema"] == 1 and rec["status"] == "ok" and rec["error"] is None
+    assert (rec["dataset"], rec["model"], rec["objective"], rec["beta"], rec["seed"]) == ("boston", "svgp", "dlm", 0.5, 3)
+    assert rec["train_size"] == round(0.67 * 506) and rec["num_inducing"] == 50
+    for key in ("test_nll", "test_mse", "val_nll", "val_mse", "test_nll_raw", "test_mse_raw", "noise_var"):
+        assert math.isfinite(rec["metrics"][key]), key
+    assert rec["train"]["iterations"] == 150 and rec["config"]["objective"]["beta"] == 0.5
+    with open(run_dirs[0].parent / "curve.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 150 and set(rows[0]) == {"iteration", "wall_s", "loss"}
+    assert float(rows[-1]["loss"]) == pytest.approx(rec["train"]["final_loss"])
+
+
+@pytest.mark.parametrize(
+    "override,needle",
+    [
+        ("dataset=nope", "unknown dataset 'nope'; valid choices: boston"),
+        ("model.kernel=cubic", "Invalid value 'cubic', expected one of [rbf, matern]"),
+        ("trainer.nope=1", "unknown config key 'trainer.nope'"),
+        ("objective.beta=0", "objective.beta must be > 0"),
+    ],
+)
+def test_config_errors_are_one_line_exit_2(override, needle, tmp_path, cli_env):
+    proc = run_cli(["run", f"results_dir={tmp_path}", override], cli_env)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not list(tmp_path.iterdir())

@@ -1,0 +1,77 @@
+"""Independent numpy re-derivations used as test references (no torch, no gpytorch)."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve, solve_triangular
+
+
+def rbf(A: np.ndarray, B: np.ndarray, lengthscale: float, outputscale: float) -> np.ndarray:
+    d2 = ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1)
+    return outputscale * np.exp(-0.5 * d2 / lengthscale**2)
+
+
+def gauss_kl(m: np.ndarray, S: np.ndarray, K: np.ndarray) -> float:
+    """KL(N(m, S) || N(0, K))."""
+    Kc = cho_factor(K, lower=True)
+    M = len(m)
+    trace = np.trace(cho_solve(Kc, S))
+    maha = m @ cho_solve(Kc, m)
+    logdetK = 2 * np.log(np.diag(Kc[0])).sum()
+    logdetS = np.linalg.slogdet(S)[1]
+    return 0.5 * (trace + maha - M + logdetK - logdetS)
+
+
+def svgp_marginals(X, Z, m, S, lengthscale, outputscale, jitter, whiten):
+    """Mean and variance of q(f(x)) = int p(f|u) q(u) du for each row of X, and KL(q || prior).
+
+    whiten: q is over v with u = L v, L = chol(Kuu), prior on v is N(0, I).
+    """
+    Kuu = rbf(Z, Z, lengthscale, outputscale) + jitter * np.eye(len(Z))
+    Kxu = rbf(X, Z, lengthscale, outputscale)
+    kxx = np.full(len(X), outputscale)
+    L = np.linalg.cholesky(Kuu)
+    A = solve_triangular(L, Kxu.T, lower=True)  # L^{-1} Kux
+    q_diag = (A**2).sum(0)
+    if whiten:
+        mu = A.T @ m
+        var = kxx - q_diag + np.einsum("ji,jk,ki->i", A, S, A)
+        kl = gauss_kl(m, S, np.eye(len(m)))
+    else:
+        W = cho_solve((L, True), Kxu.T)  # Kuu^{-1} Kux
+        mu = W.T @ m
+        var = kxx - q_diag + np.einsum("ji,jk,ki->i", W, S, W)
+        kl = gauss_kl(m, S, Kuu)
+    return mu, var, kl
+
+
+def dlm_log_loss(y, mu, var, noise, kl, beta):
+    """Wei et al. (2021) eq. (3), Gaussian likelihood, divided by N:
+    -mean_i log N(y_i | mu_i, var_i + noise) + beta * KL / N."""
+    v = var + noise
+    log_pred = -0.5 * np.log(2 * np.pi * v) - 0.5 * (y - mu) ** 2 / v
+    return -log_pred.mean() + beta * kl / len(y)
+
+
+def titsias_optimal_q(X, y, Z, lengthscale, outputscale, noise, jitter):
+    """Titsias (2009) optimal q(u) = N(m, S): Sigma = (Kuu + Kuf Kfu / noise)^{-1},
+    m = Kuu Sigma Kuf y / noise, S = Kuu Sigma Kuu."""
+    Kuu = rbf(Z, Z, lengthscale, outputscale) + jitter * np.eye(len(Z))
+    Kuf = rbf(Z, X, lengthscale, outputscale)
+    Sigma = np.linalg.inv(Kuu + Kuf @ Kuf.T / noise)
+    m = Kuu @ Sigma @ Kuf @ y / noise
+    S = Kuu @ Sigma @ Kuu
+    return m, 0.5 * (S + S.T)
+
+
+def collapsed_sgpr_bound(X, y, Z, lengthscale, outputscale, noise, jitter):
+    """Titsias (2009) bound: log N(y | 0, Qff + noise I) - tr(Kff - Qff) / (2 noise)."""
+    n = len(y)
+    Kuu = rbf(Z, Z, lengthscale, outputscale) + jitter * np.eye(len(Z))
+    Kuf = rbf(Z, X, lengthscale, outputscale)
+    Qff = Kuf.T @ np.linalg.solve(Kuu, Kuf)
+    C = Qff + noise * np.eye(n)
+    sign, logdet = np.linalg.slogdet(C)
+    log_marg = -0.5 * (n * np.log(2 * np.pi) + logdet + y @ np.linalg.solve(C, y))
+    trace = (outputscale * n - np.trace(Qff)) / (2 * noise)
+    return log_marg - trace

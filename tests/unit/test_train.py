@@ -1,0 +1,86 @@
+"""Trainer: the papers' stopping rule, max_iters, minibatches, the NaN guard."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from dlm_bench.train import StoppingRule, Trainer
+
+
+def first_window_hit(losses, window, tol):
+    """Independent re-statement of the rule: first t (1-based) with max-min of losses[t-window:t] <= tol."""
+    for t in range(window, len(losses) + 1):
+        w = losses[t - window : t]
+        if max(w) - min(w) <= tol:
+            return t
+    return None
+
+
+def test_stopping_rule_on_a_scripted_sequence():
+    seq = [5.0, 4.0, 3.0, 2.9, 2.95, 2.91, 2.92, 2.9]
+    rule = StoppingRule(window=3, tol=0.051)
+    hits = [rule.update(v) for v in seq]
+    # window ranges: 2, 1.1, 0.1, then (2.9,2.95,2.91) -> 0.05 <= 0.051: first hit at t=6
+    assert hits.index(True) + 1 == 6 == first_window_hit(seq, 3, 0.051)
+    assert not any(hits[:5])
+
+
+class QuadraticMLL(torch.nn.Module):
+    """-loss = -(sum_j a_j (p_j - c_j)^2) + script: behaves like an MLL for Trainer.fit."""
+
+    def __init__(self, dim=3, script=None):
+        super().__init__()
+        self.p = torch.nn.Parameter(torch.zeros(dim, dtype=torch.float64))
+        self.c = torch.linspace(1.0, 2.0, dim, dtype=torch.float64)
+        self.a = torch.linspace(0.5, 1.5, dim, dtype=torch.float64)
+        self.model = lambda x: x  # Trainer calls mll(model(xb), yb)
+        self.script = script or {}
+        self.calls = 0
+
+    def forward(self, xb, yb):
+        self.calls += 1
+        value = -(self.a * (self.p - self.c) ** 2).sum() - 0.0 * xb.sum()
+        if self.calls in self.script:
+            value = value + self.script[self.calls]
+        return value
+
+
+@pytest.mark.parametrize("window,tol", [(50, 1e-4), (10, 1e-3), (1, 10.0)])
+def test_trainer_stops_exactly_when_the_window_criterion_first_holds(window, tol):
+    X = torch.zeros(20, 1, dtype=torch.float64)
+    y = torch.zeros(20, dtype=torch.float64)
+    mll = QuadraticMLL()
+    result = Trainer(lr=0.05, max_iters=20000, window=window, tol=tol, progress=False).fit(mll, X, y)
+    losses = [row["loss"] for row in result.curve]
+    assert result.converged and result.status == "ok"
+    assert result.iterations == len(losses) == first_window_hit(losses, window, tol)
+    assert result.final_loss == losses[-1]
+
+
+def test_trainer_respects_max_iters():
+    X, y = torch.zeros(5, 1, dtype=torch.float64), torch.zeros(5, dtype=torch.float64)
+    result = Trainer(lr=1e-4, max_iters=37, window=50, tol=1e-12, progress=False).fit(QuadraticMLL(), X, y)
+    assert result.iterations == 37 and not result.converged and result.status == "ok"
+    assert first_window_hit([r["loss"] for r in result.curve], 50, 1e-12) is None
+
+
+def test_minibatch_epochs_and_iteration_count():
+    X, y = torch.zeros(103, 1, dtype=torch.float64), torch.zeros(103, dtype=torch.float64)
+    result = Trainer(lr=1e-3, max_iters=10**6, batch_size=10, epochs=4, window=50, tol=0.0, progress=False).fit(
+        QuadraticMLL(), X, y
+    )
+    assert result.epochs == 4
+    assert result.iterations == 4 * math.ceil(103 / 10)
+
+
+def test_nan_guard_stops_and_reports_diverged():
+    X, y = torch.zeros(5, 1, dtype=torch.float64), torch.zeros(5, dtype=torch.float64)
+    mll = QuadraticMLL(script={17: float("nan")})
+    before = mll.p.detach().clone()
+    result = Trainer(lr=0.01, max_iters=100, progress=False).fit(mll, X, y)
+    assert result.status == "diverged" and "iteration 17" in result.error
+    assert result.iterations == 17 and len(result.curve) == 16
+    assert not np.array_equal(before.numpy(), mll.p.detach().numpy())
+    assert torch.isfinite(mll.p).all()  # the NaN step was never applied
