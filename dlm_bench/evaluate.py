@@ -23,18 +23,15 @@ def predict_f(model, X: torch.Tensor, batch_size: int = 4096) -> tuple[torch.Ten
 
 
 @torch.no_grad()
-def regression_metrics(model, likelihood, X: torch.Tensor, y: torch.Tensor, y_scale: float, prefix: str) -> dict:
-    """`{prefix}_nll`, `{prefix}_mse` in normalised units and `..._raw` in original units.
-
-    With y = (y_raw - mean) / scale: nll_raw = nll + log(scale) and mse_raw = mse * scale^2.
+def regression_metrics(bundle, X: torch.Tensor, y: torch.Tensor, y_scale: float, prefix: str) -> dict:
+    """`{prefix}_nll`, `{prefix}_mse` in normalised units and `..._raw` in original units, for a
+    Gaussian likelihood. With y = (y_raw - mean) / scale: nll_raw = nll + log(scale), mse_raw = mse * scale^2.
     """
     if X.shape[0] == 0:
         return {}
-    likelihood.eval()
-    mu, var = predict_f(model, X)
-    if not isinstance(likelihood, gpytorch.likelihoods.GaussianLikelihood):
-        raise ValueError("regression_metrics needs a Gaussian likelihood")
-    pred_var = var + likelihood.noise.reshape(-1)[0]
+    bundle.eval()
+    mu, var = bundle.predict_f(X)
+    pred_var = var + bundle.noise
     nll = 0.5 * (torch.log(2 * math.pi * pred_var) + (y - mu) ** 2 / pred_var)
     mse = (y - mu) ** 2
     out = {f"{prefix}_nll": nll.mean().item(), f"{prefix}_mse": mse.mean().item()}

@@ -10,7 +10,6 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-import gpytorch
 import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
@@ -115,11 +114,7 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
     if prep.dataset.task != "regression":
         raise ConfigError(f"dataset {prep.dataset.name!r} is a {prep.dataset.task} task; only regression is supported so far")
 
-    model = MODELS[cfg.model.name](cfg.model, X_train, cfg.seed)
-    likelihood = gpytorch.likelihoods.GaussianLikelihood()
-    likelihood.noise = cfg.model.noise_init
-    model, likelihood = model.to(device=device, dtype=dtype), likelihood.to(device=device, dtype=dtype)
-    mll = OBJECTIVES[cfg.objective.name](likelihood, model, num_data=n_train, beta=cfg.objective.beta)
+    bundle = MODELS[cfg.model.name](cfg, X_train, y_train).to(device=device, dtype=dtype)
     trainer = Trainer.from_config(cfg.trainer, seed=cfg.seed)
 
     run_dir = run_dir_for(cfg)
@@ -133,27 +128,28 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
         model=cfg.model.name,
         objective=cfg.objective.name,
         estimator=cfg.estimator.name,
-        likelihood="gaussian",
+        likelihood=bundle.likelihood_name,
         beta=float(cfg.objective.beta),
         seed=int(cfg.seed),
         split=cfg.protocol.name,
         train_size=int(n_train),
-        num_inducing=int(model.variational_strategy.inducing_points.shape[-2]),
+        num_inducing=bundle.num_inducing,
         hyperparameters="joint",
         config=config_dict(cfg),
         env=env_info(),
     )
     result = TrainResult()
     try:
-        result = trainer.fit(mll, X_train, y_train)
+        bundle.train()
+        result = trainer.fit(bundle.loss, bundle.trainable_parameters(), X_train, y_train)
         record.status, record.error = result.status, result.error
         if result.status == "ok":
             y_scale = float(np.asarray(prep.split.y_stats.std).reshape(-1)[0])
             metrics = {}
             for part in ("val", "test"):
                 X, y = prep.tensors[part]
-                metrics.update(regression_metrics(model, likelihood, X, y, y_scale, part))
-            metrics["noise_var"] = likelihood.noise.item()
+                metrics.update(regression_metrics(bundle, X, y, y_scale, part))
+            metrics["noise_var"] = bundle.noise.item()
             record.metrics = metrics
             if not all(np.isfinite(v) for v in metrics.values()):
                 record.status, record.error = "diverged", "non-finite evaluation metric"

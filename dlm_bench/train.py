@@ -81,12 +81,10 @@ class Trainer:
             seed=seed,
         )
 
-    def fit(self, mll, X: torch.Tensor, y: torch.Tensor, params=None) -> TrainResult:
-        """Minimise -mll(model(X), y) over `params` (default: all of mll's parameters)."""
-        model = mll.model
-        params = [p for p in (mll.parameters() if params is None else params) if p.requires_grad]
+    def fit(self, loss_fn, params, X: torch.Tensor, y: torch.Tensor) -> TrainResult:
+        """Minimise loss_fn(X_batch, y_batch) over `params` with Adam (modules must be in train mode)."""
+        params = [p for p in params if p.requires_grad]
         optimizer = torch.optim.Adam(params, lr=self.lr)
-        mll.train()
         n = X.shape[0]
         full_batch = self.batch_size is None or self.batch_size >= n
         # Minibatch mode: the rule is applied to each epoch's mean loss (minibatch losses are noisy).
@@ -107,7 +105,7 @@ class Trainer:
                 for idx in batches:
                     xb, yb = (X, y) if idx is None else (X[idx], y[idx])
                     optimizer.zero_grad(set_to_none=True)
-                    loss = -mll(model(xb), yb)
+                    loss = loss_fn(xb, yb)
                     loss_value = loss.item()
                     result.iterations += 1
                     if not math.isfinite(loss_value):

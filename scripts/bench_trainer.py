@@ -44,7 +44,8 @@ def trainer_loop(mll, X, y, iters, lr):
     # tol < 0: the stopping rule never fires, so both loops run exactly `iters` steps
     trainer = Trainer(lr=lr, max_iters=iters, window=50, tol=-1.0, progress=False)
     t0 = time.perf_counter()
-    result = trainer.fit(mll, X, y)
+    mll.train()
+    result = trainer.fit(lambda xb, yb: -mll(mll.model(xb), yb), mll.parameters(), X, y)
     assert result.iterations == iters and result.status == "ok"
     return (time.perf_counter() - t0) / iters * 1e3
 

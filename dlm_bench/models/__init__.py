@@ -1,7 +1,8 @@
-"""Model registry: config name (`model.name`) -> builder(model_cfg, X_train, seed)."""
+"""Model registry: config name (`model.name`) -> builder(cfg, X_train, y_train) -> ModelBundle."""
 
-from .svgp import SVGP, build_svgp
+from .base import ModelBundle
+from .svgp import SVGP, SVGPBundle, build_svgp
 
 MODELS = {"svgp": build_svgp}
 
-__all__ = ["MODELS", "SVGP", "build_svgp"]
+__all__ = ["MODELS", "ModelBundle", "SVGP", "SVGPBundle", "build_svgp"]

@@ -8,6 +8,9 @@ import torch
 from scipy.cluster.vq import kmeans2
 
 from ..config import InducingInit, Kernel, MeanFunction
+from ..evaluate import predict_f
+from ..objectives import OBJECTIVES
+from .base import ModelBundle
 
 
 def initial_inducing_points(X: torch.Tensor, num_inducing: int, how: InducingInit, seed: int) -> torch.Tensor:
@@ -58,9 +61,29 @@ class SVGP(gpytorch.models.ApproximateGP):
         return gpytorch.distributions.MultivariateNormal(self.mean_module(x), self.covar_module(x))
 
 
-def build_svgp(model_cfg, X_train: torch.Tensor, seed: int) -> SVGP:
+class SVGPBundle(ModelBundle):
+    """SVGP + Gaussian likelihood + a GPyTorch approximate MLL (ELBO or log-loss DLM)."""
+
+    def __init__(self, model: SVGP, likelihood, mll_cls, num_data: int, beta: float):
+        super().__init__()
+        self.model, self.likelihood = model, likelihood
+        self.mll = mll_cls(likelihood, model, num_data=num_data, beta=beta)
+        self.num_inducing = int(model.variational_strategy.inducing_points.shape[-2])
+
+    def loss(self, X, y):
+        return -self.mll(self.model(X), y)
+
+    def predict_f(self, X):
+        return predict_f(self.model, X)
+
+
+def build_svgp(cfg, X_train: torch.Tensor, y_train: torch.Tensor) -> SVGPBundle:
+    model_cfg = cfg.model
     kernel = make_kernel(model_cfg.kernel, X_train.shape[1] if model_cfg.ard else None, model_cfg.matern_nu)
     kernel.base_kernel.lengthscale = model_cfg.lengthscale_init
     kernel.outputscale = model_cfg.outputscale_init
-    Z = initial_inducing_points(X_train, model_cfg.num_inducing, model_cfg.inducing_init, seed)
-    return SVGP(Z, kernel, model_cfg.mean, model_cfg.learn_inducing, model_cfg.whiten)
+    Z = initial_inducing_points(X_train, model_cfg.num_inducing, model_cfg.inducing_init, cfg.seed)
+    model = SVGP(Z, kernel, model_cfg.mean, model_cfg.learn_inducing, model_cfg.whiten)
+    likelihood = gpytorch.likelihoods.GaussianLikelihood()
+    likelihood.noise = model_cfg.noise_init
+    return SVGPBundle(model, likelihood, OBJECTIVES[cfg.objective.name], X_train.shape[0], cfg.objective.beta)

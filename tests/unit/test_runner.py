@@ -8,7 +8,7 @@ from dlm_bench.train import TrainResult
 
 
 def test_divergence_is_recorded(tmp_path, monkeypatch):
-    def diverge(self, mll, X, y, params=None):
+    def diverge(self, loss_fn, params, X, y):
         return TrainResult(status="diverged", error="non-finite training loss (nan) at iteration 4", iterations=4,
                            curve=[{"iteration": i, "wall_s": 0.0, "loss": 1.0} for i in range(1, 4)])
 
@@ -22,7 +22,7 @@ def test_divergence_is_recorded(tmp_path, monkeypatch):
 
 
 def test_exception_inside_training_is_recorded_as_failed(tmp_path, monkeypatch):
-    def boom(self, mll, X, y, params=None):
+    def boom(self, loss_fn, params, X, y):
         raise RuntimeError("simulated crash")
 
     monkeypatch.setattr(runner.Trainer, "fit", boom)

@@ -28,23 +28,25 @@ def test_stopping_rule_on_a_scripted_sequence():
 
 
 class QuadraticMLL(torch.nn.Module):
-    """-loss = -(sum_j a_j (p_j - c_j)^2) + script: behaves like an MLL for Trainer.fit."""
+    """loss = sum_j a_j (p_j - c_j)^2 (+ scripted values at given calls)."""
 
     def __init__(self, dim=3, script=None):
         super().__init__()
         self.p = torch.nn.Parameter(torch.zeros(dim, dtype=torch.float64))
         self.c = torch.linspace(1.0, 2.0, dim, dtype=torch.float64)
         self.a = torch.linspace(0.5, 1.5, dim, dtype=torch.float64)
-        self.model = lambda x: x  # Trainer calls mll(model(xb), yb)
         self.script = script or {}
         self.calls = 0
 
-    def forward(self, xb, yb):
+    def loss(self, xb, yb):
         self.calls += 1
-        value = -(self.a * (self.p - self.c) ** 2).sum() - 0.0 * xb.sum()
+        value = (self.a * (self.p - self.c) ** 2).sum()
         if self.calls in self.script:
             value = value + self.script[self.calls]
         return value
+
+    def args(self):
+        return self.loss, self.parameters()
 
 
 @pytest.mark.parametrize("window,tol", [(50, 1e-4), (10, 1e-3), (1, 10.0)])
@@ -52,7 +54,7 @@ def test_trainer_stops_exactly_when_the_window_criterion_first_holds(window, tol
     X = torch.zeros(20, 1, dtype=torch.float64)
     y = torch.zeros(20, dtype=torch.float64)
     mll = QuadraticMLL()
-    result = Trainer(lr=0.05, max_iters=20000, window=window, tol=tol, progress=False).fit(mll, X, y)
+    result = Trainer(lr=0.05, max_iters=20000, window=window, tol=tol, progress=False).fit(mll.loss, mll.parameters(), X, y)
     losses = [row["loss"] for row in result.curve]
     assert result.converged and result.status == "ok"
     assert result.iterations == len(losses) == first_window_hit(losses, window, tol)
@@ -61,7 +63,7 @@ def test_trainer_stops_exactly_when_the_window_criterion_first_holds(window, tol
 
 def test_trainer_respects_max_iters():
     X, y = torch.zeros(5, 1, dtype=torch.float64), torch.zeros(5, dtype=torch.float64)
-    result = Trainer(lr=1e-4, max_iters=37, window=50, tol=1e-12, progress=False).fit(QuadraticMLL(), X, y)
+    result = Trainer(lr=1e-4, max_iters=37, window=50, tol=1e-12, progress=False).fit(*QuadraticMLL().args(), X, y)
     assert result.iterations == 37 and not result.converged and result.status == "ok"
     assert first_window_hit([r["loss"] for r in result.curve], 50, 1e-12) is None
 
@@ -69,7 +71,7 @@ def test_trainer_respects_max_iters():
 def test_minibatch_epochs_and_iteration_count():
     X, y = torch.zeros(103, 1, dtype=torch.float64), torch.zeros(103, dtype=torch.float64)
     result = Trainer(lr=1e-3, max_iters=10**6, batch_size=10, epochs=4, window=50, tol=0.0, progress=False).fit(
-        QuadraticMLL(), X, y
+        *QuadraticMLL().args(), X, y
     )
     assert result.epochs == 4
     assert result.iterations == 4 * math.ceil(103 / 10)
@@ -79,7 +81,7 @@ def test_nan_guard_stops_and_reports_diverged():
     X, y = torch.zeros(5, 1, dtype=torch.float64), torch.zeros(5, dtype=torch.float64)
     mll = QuadraticMLL(script={17: float("nan")})
     before = mll.p.detach().clone()
-    result = Trainer(lr=0.01, max_iters=100, progress=False).fit(mll, X, y)
+    result = Trainer(lr=0.01, max_iters=100, progress=False).fit(mll.loss, mll.parameters(), X, y)
     assert result.status == "diverged" and "iteration 17" in result.error
     assert result.iterations == 17 and len(result.curve) == 16
     assert not np.array_equal(before.numpy(), mll.p.detach().numpy())

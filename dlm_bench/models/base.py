@@ -1,0 +1,28 @@
+"""What the runner needs from a model, whatever its objective: a loss to minimise on a (mini)batch,
+the parameters to train, and the predictive marginals of f at new inputs."""
+
+from __future__ import annotations
+
+import torch
+
+
+class ModelBundle(torch.nn.Module):
+    """A model together with its likelihood and training objective (`module.to()` moves all of it)."""
+
+    likelihood_name = "gaussian"
+    num_inducing: int | None = None
+
+    def loss(self, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """The training loss on a batch (a scalar to minimise)."""
+        raise NotImplementedError  # abstract: each bundle defines its objective
+
+    def trainable_parameters(self) -> list[torch.nn.Parameter]:
+        return [p for p in self.parameters() if p.requires_grad]
+
+    def predict_f(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Marginal mean and variance of q(f(x)) at each row of X."""
+        raise NotImplementedError  # abstract
+
+    @property
+    def noise(self) -> torch.Tensor:
+        return self.likelihood.noise.reshape(-1)[0]
