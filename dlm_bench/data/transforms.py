@@ -28,3 +28,13 @@ class Standardizer:
 
     def inverse(self, a: np.ndarray) -> np.ndarray:
         return a * self.std + self.mean
+
+
+def dummy_code(values, drop_first: bool = True, prefix: str = "") -> tuple[np.ndarray, list[str]]:
+    """Categorical column -> indicator columns. With drop_first (the DLM supplement's coding), L
+    categories give L-1 columns and the first category (sorted) is the all-zero code."""
+    values = np.asarray(values)
+    cats = sorted(set(values.tolist()))
+    keep = cats[1:] if drop_first else cats
+    cols = np.stack([(values == c) for c in keep], axis=1).astype(np.float64) if keep else np.zeros((len(values), 0))
+    return cols, [f"{prefix}{c}" for c in keep]
