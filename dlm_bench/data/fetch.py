@@ -30,6 +30,7 @@ from .registry import DATASETS, DatasetError, DatasetSpec, RemoteFile, get_spec
 RETRIES = 3  # attempts for transient failures (connection refused/reset, timeouts, 5xx)
 BACKOFF_S = 0.5
 TIMEOUT_S = 60
+pooch.get_logger().setLevel("WARNING")  # its INFO lines (multi-line for unknown hashes) would clutter the CLI
 
 
 def cache_dir() -> Path:
