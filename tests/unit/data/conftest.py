@@ -64,7 +64,7 @@ def serve():
     def start(folder: Path) -> str:
         handler = functools.partial(_Handler, directory=str(folder))
         srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
         servers.append(srv)
         return f"http://127.0.0.1:{srv.server_address[1]}"
 
