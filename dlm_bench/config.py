@@ -51,6 +51,10 @@ class Progress(Enum):
 @dataclass
 class DatasetConfig:
     name: str = "boston"
+    # only for name=csv (the user's own CSV / parquet file)
+    path: Optional[str] = None
+    target: Optional[str] = None  # column name (or integer position)
+    task: Optional[str] = None  # regression | binary | multiclass | count | ordinal
 
 
 @dataclass
@@ -101,6 +105,9 @@ class ProtocolConfig:
     test_size: Optional[int] = None  # cap on the test part
     normalize_x: bool = True
     normalize_y: bool = True
+    folds: int = 5  # sggpm: K of the K-fold cross-validation
+    fold: Optional[int] = None  # sggpm: test fold; None: seed % folds
+    active_size: Optional[int] = None  # sggpm: size of the random active set (subset of train)
 
 
 @dataclass

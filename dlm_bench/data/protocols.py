@@ -1,9 +1,20 @@
 """Train / validation / test protocols of the papers: seeded, deterministic index splits plus the
-normalisation statistics of the training rows."""
+normalisation statistics of the training rows.
+
+  dlm_regression      shuffle, 67/8/25, optional train-size subsample of the train part, optional
+                      cap on the test part (song: 10000)
+  dlm_classification  10% of all rows validation, up to test_size (1000) test rows, the training
+                      rows (up to train_size) from the rest; also count data; airline: 100000 test
+  pac                 80/20 train/test; the seed is the repetition (the paper uses 10)
+  sggpm               K-fold cross-validation, seed -> (shuffle seed // K, fold seed % K), plus a
+                      random active set drawn from the training rows
+  savigp              the upstream fixed splits stored with the dataset, split number seed % n
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
@@ -18,6 +29,19 @@ class Split:
     test: np.ndarray
     x_stats: Standardizer | None = None  # fitted on the training rows only
     y_stats: Standardizer | None = None  # identity for non-regression tasks
+    active: Optional[np.ndarray] = None  # sggpm: active set (inducing inputs), a subset of train
+
+
+def _empty() -> np.ndarray:
+    return np.zeros(0, dtype=np.int64)
+
+
+def _take_train(train: np.ndarray, train_size: Optional[int]) -> np.ndarray:
+    if train_size is None:
+        return train
+    if not 0 < train_size <= len(train):
+        raise DatasetError(f"protocol.train_size={train_size} must be in [1, {len(train)}] for this dataset")
+    return train[:train_size]
 
 
 def dlm_regression_split(
@@ -35,27 +59,97 @@ def dlm_regression_split(
     n_train = int(round(train_frac * n))
     n_val = int(round(val_frac * n))
     train, val, test = perm[:n_train], perm[n_train : n_train + n_val], perm[n_train + n_val :]
-    if train_size is not None:
-        if not 0 < train_size <= len(train):
-            raise DatasetError(f"protocol.train_size={train_size} must be in [1, {len(train)}] for this dataset")
-        train = train[:train_size]
+    train = _take_train(train, train_size)
     if test_size is not None:
         test = test[:test_size]
     return Split(train, val, test)
 
 
+def dlm_classification_split(
+    n: int, seed: int, val_frac: float = 0.1, train_size: int | None = 2000, test_size: int | None = 1000
+) -> Split:
+    """DLM paper, classification / count: validation = val_frac of all rows, then up to test_size
+    test rows, training rows from the rest (the test set does not depend on train_size)."""
+    if not 0 <= val_frac < 1:
+        raise DatasetError(f"bad protocol.val_frac={val_frac}")
+    perm = np.random.default_rng(seed).permutation(n)
+    n_val = int(round(val_frac * n))
+    rest = n - n_val
+    n_test = rest - 1 if test_size is None else min(test_size, rest - 1)
+    if n_test < 1:
+        raise DatasetError(f"dataset of {n} rows is too small for this protocol")
+    val, test, train = perm[:n_val], perm[n_val : n_val + n_test], perm[n_val + n_test :]
+    if train_size is not None and train_size > len(train):
+        train_size = len(train)  # "up to" the requested size on small data sets
+    return Split(_take_train(train, train_size), val, test)
+
+
+def pac_split(n: int, seed: int, train_frac: float = 0.8, train_size: int | None = None) -> Split:
+    """PAC-GP paper: 80/20 train/test; repetitions are seeds 0..9."""
+    if not 0 < train_frac < 1:
+        raise DatasetError(f"bad protocol.train_frac={train_frac}")
+    perm = np.random.default_rng(seed).permutation(n)
+    n_train = int(round(train_frac * n))
+    return Split(_take_train(perm[:n_train], train_size), _empty(), perm[n_train:])
+
+
+def sggpm_split(n: int, seed: int, folds: int = 5, active_size: int | None = None, fold: int | None = None) -> Split:
+    """SGGPM paper: K-fold cross-validation; the active set is a random subset of the training rows."""
+    if folds < 2:
+        raise DatasetError(f"protocol.folds={folds} must be >= 2")
+    k = seed % folds if fold is None else fold
+    if not 0 <= k < folds:
+        raise DatasetError(f"protocol.fold={fold} must be in [0, {folds - 1}]")
+    perm = np.random.default_rng(seed // folds if fold is None else seed).permutation(n)
+    parts = np.array_split(perm, folds)
+    test = parts[k]
+    train = np.concatenate([p for i, p in enumerate(parts) if i != k])
+    active = None
+    if active_size is not None:
+        if not 0 < active_size <= len(train):
+            raise DatasetError(f"protocol.active_size={active_size} must be in [1, {len(train)}]")
+        active = np.random.default_rng([seed, 1]).choice(train, size=active_size, replace=False)
+    return Split(train, _empty(), test, active=active)
+
+
+def savigp_split(dataset: Dataset, seed: int) -> Split:
+    """SAVIGP supplement: the upstream fixed train/test splits; seed picks split number seed % n."""
+    if not dataset.fixed_splits:
+        from .registry import DATASETS
+
+        names = sorted(n for n in DATASETS if n.endswith("_savigp") or n in ("usps479", "mnist", "mnist_oddeven"))
+        raise DatasetError(f"dataset {dataset.name!r} has no upstream fixed splits; use one of: {', '.join(names)}")
+    train, test = dataset.fixed_splits[seed % len(dataset.fixed_splits)]
+    return Split(np.asarray(train), _empty(), np.asarray(test))
+
+
+def _opt(cfg, key, default=None):
+    value = getattr(cfg, key, default)
+    return default if value is None else value
+
+
 def make_split(protocol_cfg, dataset: Dataset, seed: int) -> Split:
     """The split named by `protocol_cfg.name`, with train-only normalisation statistics attached."""
     name = protocol_cfg.name
+    n = len(dataset.y)
     if name == "dlm_regression":
         split = dlm_regression_split(
-            len(dataset.y),
-            seed,
-            train_frac=protocol_cfg.train_frac,
-            val_frac=protocol_cfg.val_frac,
-            train_size=protocol_cfg.train_size,
-            test_size=protocol_cfg.test_size,
+            n, seed, train_frac=protocol_cfg.train_frac, val_frac=protocol_cfg.val_frac,
+            train_size=protocol_cfg.train_size, test_size=protocol_cfg.test_size,
         )
+    elif name == "dlm_classification":
+        split = dlm_classification_split(
+            n, seed, val_frac=protocol_cfg.val_frac, train_size=protocol_cfg.train_size, test_size=protocol_cfg.test_size
+        )
+    elif name == "pac":
+        split = pac_split(n, seed, train_frac=protocol_cfg.train_frac, train_size=protocol_cfg.train_size)
+    elif name == "sggpm":
+        split = sggpm_split(
+            n, seed, folds=_opt(protocol_cfg, "folds", 5), active_size=_opt(protocol_cfg, "active_size"),
+            fold=_opt(protocol_cfg, "fold"),
+        )
+    elif name == "savigp":
+        split = savigp_split(dataset, seed)
     else:
         raise DatasetError(f"unknown protocol {name!r}; valid choices: {', '.join(PROTOCOLS)}")
     split.x_stats = Standardizer.fit(dataset.X[split.train], enabled=protocol_cfg.normalize_x)
@@ -64,4 +158,10 @@ def make_split(protocol_cfg, dataset: Dataset, seed: int) -> Split:
     return split
 
 
-PROTOCOLS = {"dlm_regression": dlm_regression_split}
+PROTOCOLS = {
+    "dlm_regression": dlm_regression_split,
+    "dlm_classification": dlm_classification_split,
+    "pac": pac_split,
+    "sggpm": sggpm_split,
+    "savigp": savigp_split,
+}

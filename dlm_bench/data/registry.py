@@ -1,13 +1,18 @@
-"""Dataset registry: config name -> DatasetSpec (task, where the data comes from, how to parse it)."""
+"""Dataset registry: config name -> DatasetSpec (task, files and where they come from, parser, shape).
+
+The entries themselves live in catalog.py; this module holds the types and the lookup functions.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Optional, Sequence
 
 import numpy as np
+
+TASKS = ("regression", "binary", "multiclass", "count", "ordinal")
 
 
 class DatasetError(Exception):
@@ -21,6 +26,29 @@ class Dataset:
     X: np.ndarray  # (N, D) float64, raw units
     y: np.ndarray  # (N,) raw units / labels
     feature_names: list[str] = field(default_factory=list)
+    # upstream fixed (train, test) index pairs, e.g. the SAVIGP split files; None: protocols draw splits
+    fixed_splits: Optional[list[tuple[np.ndarray, np.ndarray]]] = None
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """One downloadable file. `mirror_path` is its path inside a mirror and inside the cache
+    (the layout of ../shared/data, e.g. "pol/fgp/pol_train_data.asc")."""
+
+    url: str
+    sha256: Optional[str]  # None: sha256 unknown (no offline copy), pooch skips verification
+    mirror_path: str
+    unpack: Optional[str] = None  # "zip" | "tar" | "bz2" | "gz": unpacked next to the download
+    members: Optional[tuple[str, ...]] = None  # archive members to extract (zip / tar)
+
+    @property
+    def fname(self) -> str:
+        return self.mirror_path.rsplit("/", 1)[-1]
+
+
+# A parser gets the local paths (shipped or fetched, unpacked where asked) in the order of
+# `DatasetSpec.files` and returns X, y, feature names and, optionally, fixed splits.
+Parser = Callable[[Sequence[Path]], tuple]
 
 
 @dataclass(frozen=True)
@@ -28,72 +56,85 @@ class DatasetSpec:
     name: str
     task: str
     papers: tuple[str, ...]
-    shape: tuple[int, int]  # (N, D) expected after loading
-    loader: Callable[[], tuple[np.ndarray, np.ndarray, list[str]]]
-    shipped: bool = False
+    shape: tuple[Optional[int], int]  # (N, D) expected after loading; N None: not known in advance
+    parser: Parser
+    files: tuple[RemoteFile, ...] = ()  # fetched into the cache
+    shipped: tuple[str, ...] = ()  # paths inside the package's shipped data (used instead of files)
     description: str = ""
+    source: str = ""  # provenance note: which upstream form, what was verified
+    large: bool = False  # converted once to a compact .npz in the cache (see large.py)
 
-    def load(self) -> Dataset:
-        X, y, names = self.loader()
-        if X.shape != self.shape or y.shape != (self.shape[0],):
+    def check(self, X: np.ndarray, y: np.ndarray) -> None:
+        n, d = self.shape
+        if X.ndim != 2 or X.shape[1] != d or (n is not None and X.shape[0] != n) or y.shape != (X.shape[0],):
+            want = f"({n if n is not None else 'N'}, {d})"
             raise DatasetError(
-                f"dataset {self.name!r}: expected X of shape {self.shape} and y of length {self.shape[0]}, "
-                f"got X {X.shape} and y {y.shape}"
+                f"dataset {self.name!r}: expected X of shape {want} and y of matching length, "
+                f"got X {X.shape} and y {y.shape} (corrupt or different upstream file?)"
             )
-        return Dataset(self.name, self.task, X, y, names)
 
 
 DATASETS: dict[str, DatasetSpec] = {}
 
 
 def register(spec: DatasetSpec) -> DatasetSpec:
+    if spec.task not in TASKS:
+        raise ValueError(f"{spec.name}: task {spec.task!r} not in {TASKS}")
     DATASETS[spec.name] = spec
     return spec
 
 
 def get_spec(name: str) -> DatasetSpec:
     if name not in DATASETS:
-        raise DatasetError(f"unknown dataset {name!r}; valid choices: {', '.join(sorted(DATASETS))}")
+        raise DatasetError(f"unknown dataset {name!r}; valid choices: {', '.join(sorted(DATASETS))}, csv")
     return DATASETS[name]
 
 
-def load_dataset(name: str) -> Dataset:
-    return get_spec(name).load()
+def load_dataset(name: str, progress: Optional[bool] = None) -> Dataset:
+    from .loading import load_spec
+
+    return load_spec(get_spec(name), progress=progress)
 
 
 def load_from_config(dataset_cfg) -> Dataset:
-    """The dataset a `dataset` config node names (the runner's single entry point into data/)."""
+    """The dataset a `dataset` config node names (the runner's single entry point into data/).
+    `dataset=csv` reads the user's own file (dataset.path, dataset.target, dataset.task)."""
+    if dataset_cfg.name == "csv":
+        from .user import load_user_table
+
+        return load_user_table(dataset_cfg)
     return load_dataset(dataset_cfg.name)
+
+
+def shipped_dir() -> Path:
+    try:
+        base = Path(str(resources.files("dlm_bench.shipped_data")))
+        if (base / "README.md").is_file():
+            return base
+    except ModuleNotFoundError:
+        pass
+    return Path(__file__).resolve().parents[2] / "data"
 
 
 def shipped_path(relpath: str) -> Path:
     """A file in the package's shipped data (repo: data/)."""
-    try:
-        base = Path(str(resources.files("dlm_bench.shipped_data")))
-    except ModuleNotFoundError:
-        base = Path(__file__).resolve().parents[2] / "data"
+    base = shipped_dir()
     path = base / relpath
     if not path.is_file():
         raise DatasetError(f"shipped data file {relpath!r} is missing from {base} (broken install?)")
     return path
 
 
-BOSTON_COLUMNS = "CRIM ZN INDUS CHAS NOX RM AGE DIS RAD TAX PTRATIO B LSTAT".split()
+def datasets_table() -> str:
+    """Plain-text table for `dlm-bench datasets`: name, task, N x D, papers, status."""
+    from .fetch import status
 
-
-def _load_boston():
-    table = np.loadtxt(shipped_path("boston/housing.data"), dtype=np.float64)
-    return table[:, :13], table[:, 13], list(BOSTON_COLUMNS)
-
-
-register(
-    DatasetSpec(
-        name="boston",
-        task="regression",
-        papers=("pac", "savigp"),
-        shape=(506, 13),
-        loader=_load_boston,
-        shipped=True,
-        description="Boston housing (UCI): 13 features, target MEDV in $1000s",
-    )
-)
+    rows = [("name", "task", "N x D", "papers", "status")]
+    for name in sorted(DATASETS):
+        spec = DATASETS[name]
+        n, d = spec.shape
+        rows.append((name, spec.task, f"{n if n is not None else '?'} x {d}", ",".join(spec.papers), status(spec)))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)

@@ -1,0 +1,220 @@
+"""Downloads with pooch: cache dir, sha256, retries, progress bar, unpacking, mirror, offline errors.
+
+Environment:
+  DLM_BENCH_DATA    cache directory (default: the per-user cache, pooch.os_cache("dlm_bench"))
+  DLM_BENCH_MIRROR  URL or local directory replacing every download origin; a file is looked up
+                    as <mirror>/<mirror_path> (the layout of the project's offline data copies)
+
+A file only ever appears under its final cache name after a complete download whose sha256
+matched (pooch writes to a temporary file in the same folder and moves it afterwards), so an
+interrupted transfer never counts as cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Optional, Union
+
+import pooch
+import requests
+
+from .registry import DATASETS, DatasetError, DatasetSpec, RemoteFile, get_spec
+
+RETRIES = 3  # attempts for transient failures (connection refused/reset, timeouts, 5xx)
+BACKOFF_S = 0.5
+TIMEOUT_S = 60
+pooch.get_logger().setLevel("WARNING")  # its INFO lines (multi-line for unknown hashes) would clutter the CLI
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("DLM_BENCH_DATA")
+    return Path(env).expanduser() if env else Path(pooch.os_cache("dlm_bench"))
+
+
+def mirror() -> Optional[str]:
+    return os.environ.get("DLM_BENCH_MIRROR") or None
+
+
+def _is_url(s: str) -> bool:
+    return bool(re.match(r"^(https?|ftp)://", s))
+
+
+def source_of(rf: RemoteFile) -> str:
+    """Where `rf` is fetched from: the mirror if one is set, else its canonical URL."""
+    m = mirror()
+    if not m:
+        return rf.url
+    if _is_url(m):
+        return m.rstrip("/") + "/" + rf.mirror_path
+    return str(Path(m).expanduser() / rf.mirror_path)
+
+
+def cached_path(rf: RemoteFile) -> Path:
+    return cache_dir() / rf.mirror_path
+
+
+def unpacked_paths(rf: RemoteFile) -> list[Path]:
+    """The paths a parser receives for `rf` (the download itself, or what was unpacked from it)."""
+    path = cached_path(rf)
+    if rf.unpack in ("zip", "tar"):
+        out = path.parent / (path.name + (".unzip" if rf.unpack == "zip" else ".untar"))
+        return [out / m for m in (rf.members or ())]
+    if rf.unpack in ("bz2", "gz"):
+        return [path.parent / (path.name + ".decomp")]
+    return [path]
+
+
+def is_cached(rf: RemoteFile) -> bool:
+    return cached_path(rf).is_file() and all(p.is_file() for p in unpacked_paths(rf))
+
+
+def status(spec: DatasetSpec) -> str:
+    if spec.shipped:
+        return "shipped"
+    from .large import processed_path
+
+    if spec.large and processed_path(spec).is_file():
+        return "cached"
+    return "cached" if spec.files and all(is_cached(f) for f in spec.files) else "not cached"
+
+
+def _processor(rf: RemoteFile):
+    if rf.unpack == "zip":
+        return pooch.Unzip(members=list(rf.members) if rf.members else None)
+    if rf.unpack == "tar":
+        return pooch.Untar(members=list(rf.members) if rf.members else None)
+    if rf.unpack in ("bz2", "gz"):
+        return pooch.Decompress(method=rf.unpack)
+    return None
+
+
+def _progress(progress: Optional[bool]) -> bool:
+    if progress is None:
+        return sys.stderr.isatty()
+    return progress
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _checksum_error(rf: RemoteFile, actual: str, origin: str) -> DatasetError:
+    return DatasetError(
+        f"checksum mismatch for {rf.mirror_path} from {origin}: expected sha256 {rf.sha256}, "
+        f"got {actual}; the bad file was removed, fetch again or check DLM_BENCH_MIRROR"
+    )
+
+
+def _offline_error(rf: RemoteFile, origin: str, why: str) -> DatasetError:
+    return DatasetError(
+        f"cannot download {rf.mirror_path} from {origin} ({why}); not in the cache {cache_dir()}: "
+        f"connect to the network, or set DLM_BENCH_MIRROR=<URL or directory> to a copy laid out as "
+        f"<mirror>/{rf.mirror_path}, or put the file at {cached_path(rf)}"
+    )
+
+
+def _copy_from_directory(rf: RemoteFile, src: Path, dest: Path) -> None:
+    if not src.is_file():
+        raise _offline_error(rf, str(src), "no such file in the mirror directory")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix="." + dest.name + ".", suffix=".part")
+    os.close(fd)
+    try:
+        shutil.copyfile(src, tmp)
+        if rf.sha256:
+            actual = _sha256(Path(tmp))
+            if actual != rf.sha256:
+                raise _checksum_error(rf, actual, str(src))
+        os.replace(tmp, dest)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def _transient(exc: BaseException) -> bool:
+    if isinstance(exc, requests.HTTPError):
+        code = exc.response.status_code if exc.response is not None else 0
+        return code >= 500
+    return isinstance(exc, (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError))
+
+
+def _download(rf: RemoteFile, url: str, dest: Path, progress: bool) -> None:
+    known = f"sha256:{rf.sha256}" if rf.sha256 else None
+    downloader = pooch.HTTPDownloader(progressbar=progress, timeout=TIMEOUT_S)
+    for attempt in range(RETRIES):
+        try:
+            pooch.retrieve(url, known_hash=known, fname=dest.name, path=dest.parent, downloader=downloader)
+            return
+        except ValueError as exc:  # pooch: hash mismatch (its temporary file is already deleted)
+            hashes = [h for h in re.findall(r"[0-9a-f]{64}", str(exc)) if h != rf.sha256]
+            if dest.exists():  # never keep an unverified file under the cache name
+                dest.unlink()
+            raise _checksum_error(rf, hashes[0] if hashes else "unknown", url) from None
+        except requests.HTTPError as exc:
+            code = exc.response.status_code if exc.response is not None else "?"
+            if not _transient(exc) or attempt == RETRIES - 1:
+                raise _offline_error(rf, url, f"HTTP {code}") from None
+        except (requests.RequestException, OSError) as exc:
+            if not _transient(exc) or attempt == RETRIES - 1:
+                why = type(exc).__name__
+                if isinstance(exc, requests.exceptions.ChunkedEncodingError):
+                    why = "transfer interrupted"
+                elif isinstance(exc, requests.ConnectionError):
+                    why = "no connection"
+                raise _offline_error(rf, url, why) from None
+        time.sleep(BACKOFF_S * 2**attempt)
+
+
+def fetch_file(rf: RemoteFile, progress: Optional[bool] = None) -> list[Path]:
+    """Local paths for `rf` (downloaded, verified and unpacked on first use)."""
+    dest = cached_path(rf)
+    if not dest.is_file():
+        origin = source_of(rf)
+        if _is_url(origin):
+            _download(rf, origin, dest, _progress(progress))
+        else:
+            _copy_from_directory(rf, Path(origin), dest)
+    proc = _processor(rf)
+    if proc is not None and not all(p.is_file() for p in unpacked_paths(rf)):
+        try:
+            proc(str(dest), "download", None)
+        except Exception as exc:  # a truncated/corrupt archive whose hash was unknown
+            dest.unlink(missing_ok=True)
+            raise DatasetError(f"cannot unpack {dest} ({type(exc).__name__}: {exc}); the file was removed") from None
+    paths = unpacked_paths(rf)
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        raise DatasetError(f"{rf.mirror_path}: expected {', '.join(missing)} after unpacking (different archive?)")
+    return paths
+
+
+def fetch(names: Union[list[str], str], progress: Optional[bool] = None) -> list[tuple[str, bool, str]]:
+    """`dlm-bench fetch NAME... | --all`: fetch (and for large sets convert) each dataset.
+    Returns (name, ok, one-line message) per dataset; never raises DatasetError."""
+    from .loading import load_spec
+
+    if names == "all":
+        names = sorted(DATASETS)
+    out = []
+    for name in names:
+        try:
+            spec = get_spec(name)
+            if spec.shipped:
+                out.append((name, True, "shipped with the package"))
+                continue
+            ds = load_spec(spec, progress=progress)
+            out.append((name, True, f"{ds.X.shape[0]} x {ds.X.shape[1]} in {cache_dir()}"))
+        except DatasetError as exc:
+            out.append((name, False, str(exc)))
+    return out

@@ -1,0 +1,47 @@
+"""Large datasets (airline ~2M rows, song 515k, ...) are parsed once and stored as an uncompressed
+.npz in the cache, so later loads take seconds instead of re-reading CSV text."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from .registry import Dataset, DatasetSpec
+
+FORMAT_VERSION = 1  # bump when a parser's output changes, so stale conversions are not reused
+
+
+def processed_path(spec: DatasetSpec) -> Path:
+    from .fetch import cache_dir
+
+    return cache_dir() / "processed" / f"{spec.name}.v{FORMAT_VERSION}.npz"
+
+
+def _save_atomic(path: Path, **arrays) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="." + path.name + ".", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **arrays)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def load_large(spec: DatasetSpec, progress: Optional[bool] = None) -> Dataset:
+    from .loading import parse, spec_paths
+
+    path = processed_path(spec)
+    if path.is_file():
+        with np.load(path, allow_pickle=False) as z:
+            X, y, names = z["X"], z["y"], [str(s) for s in z["names"]]
+        spec.check(X, y)
+        return Dataset(spec.name, spec.task, X, y, names)
+    ds = parse(spec, spec_paths(spec, progress=progress))
+    _save_atomic(path, X=ds.X, y=ds.y, names=np.array(ds.feature_names, dtype=str))
+    return ds

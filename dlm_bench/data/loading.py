@@ -1,0 +1,47 @@
+"""Spec -> Dataset: locate the files (shipped, or fetched into the cache), parse, check the shape."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from .registry import Dataset, DatasetError, DatasetSpec, shipped_path
+
+
+def spec_paths(spec: DatasetSpec, progress: Optional[bool] = None) -> list[Path]:
+    if spec.shipped:
+        return [shipped_path(p) for p in spec.shipped]
+    from .fetch import fetch_file
+
+    paths: list[Path] = []
+    for rf in spec.files:
+        paths.extend(fetch_file(rf, progress=progress))
+    return paths
+
+
+def parse(spec: DatasetSpec, paths: list[Path]) -> Dataset:
+    try:
+        out = spec.parser(paths)
+    except DatasetError:
+        raise
+    except (ValueError, KeyError, IndexError, OSError) as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else ""
+        raise DatasetError(
+            f"dataset {spec.name!r}: cannot parse {', '.join(p.name for p in paths)} ({type(exc).__name__}: {msg})"
+        ) from None
+    X, y, names = out[:3]
+    splits = out[3] if len(out) > 3 else None
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.asarray(y).reshape(-1)
+    spec.check(X, y)
+    return Dataset(spec.name, spec.task, X, y, list(names), splits)
+
+
+def load_spec(spec: DatasetSpec, progress: Optional[bool] = None) -> Dataset:
+    if spec.large:
+        from .large import load_large
+
+        return load_large(spec, progress=progress)
+    return parse(spec, spec_paths(spec, progress=progress))
