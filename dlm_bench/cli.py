@@ -1,4 +1,4 @@
-"""`dlm-bench`: thin command-line entry point. Subcommands: run, experiments."""
+"""`dlm-bench`: thin command-line entry point. Subcommands: run, experiments, datasets, fetch."""
 
 from __future__ import annotations
 
@@ -109,6 +109,32 @@ def cmd_experiments(args) -> int:
     return 0
 
 
+def cmd_datasets(args) -> int:
+    from .data import datasets_table
+
+    print(datasets_table())
+    return 0
+
+
+def cmd_fetch(args) -> int:
+    from .data import DATASETS, fetch
+
+    if not args.all and not args.names:
+        raise UserError("name datasets to fetch, or --all (dlm-bench datasets lists them)")
+    unknown = [n for n in args.names if n not in DATASETS]
+    if unknown:
+        raise UserError(f"unknown dataset {unknown[0]!r}; valid choices: {', '.join(sorted(DATASETS))}")
+    results = fetch("all" if args.all else args.names)
+    failed = [name for name, ok, _ in results if not ok]
+    if len(results) == 1 and failed:
+        raise UserError(results[0][2])
+    for name, ok, message in results:
+        print(f"{'ok  ' if ok else 'FAIL'} {name:16s} {message}", flush=True)
+    if len(results) > 1:
+        print(f"{len(results) - len(failed)} fetched, {len(failed)} failed")
+    return USAGE_EXIT if failed else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dlm-bench",
@@ -125,6 +151,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("experiments", help="list config groups, their options, and the registries")
     p.set_defaults(func=cmd_experiments)
+    p = sub.add_parser("datasets", help="table of registered datasets: task, size, papers, cache status")
+    p.set_defaults(func=cmd_datasets)
+    p = sub.add_parser(
+        "fetch",
+        help="download datasets into the cache (DLM_BENCH_DATA); DLM_BENCH_MIRROR replaces the origin",
+    )
+    p.add_argument("names", nargs="*", help="dataset names (see dlm-bench datasets)")
+    p.add_argument("--all", action="store_true", help="every registered dataset that is not shipped")
+    p.set_defaults(func=cmd_fetch)
     return parser
 
 

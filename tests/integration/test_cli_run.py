@@ -50,7 +50,7 @@ def test_run_writes_the_results_contract(tmp_path, cli_env):
 @pytest.mark.parametrize(
     "override,needle",
     [
-        ("dataset=nope", "unknown dataset 'nope'; valid choices: boston"),
+        ("dataset=nope", "unknown dataset 'nope'; valid choices: a9a, abalone"),
         ("model.kernel=cubic", "Invalid value 'cubic', expected one of [rbf, matern]"),
         ("trainer.nope=1", "unknown config key 'trainer.nope'"),
         ("objective.beta=0", "objective.beta must be > 0"),
