@@ -24,6 +24,8 @@ def compose_config(overrides: list[str]):
 
     for ov in overrides:
         key, sep, value = ov.partition("=")
+        if key.lstrip("+~") == "experiment" and sep and value not in group_options("experiment"):
+            raise UserError(f"unknown experiment {value!r}; valid choices: {', '.join(group_options('experiment'))}")
         if key.startswith(("+", "~")) and key.lstrip("+~") not in GROUPS + ("experiment",):
             raise UserError(f"cannot add or delete config key {key.lstrip('+~')!r}: the schema is fixed (dlm-bench experiments lists the groups)")
         key = key.lstrip("+~")
@@ -73,13 +75,14 @@ def _one_line(err: BaseException) -> str:
 
 
 def cmd_run(args) -> int:
+    from .beta import OutsideBetaGrid
     from .data import DatasetError
     from .runner import ConfigError, execute
 
     cfg = compose_config(args.overrides)
     try:
         record, run_dir = execute(cfg)
-    except (ConfigError, DatasetError) as err:
+    except (ConfigError, DatasetError, OutsideBetaGrid) as err:
         raise UserError(str(err)) from err
     m, t = record.metrics, record.train
 
@@ -95,6 +98,54 @@ def cmd_run(args) -> int:
     if record.status != "ok":
         print(f"dlm-bench: run {record.status}: {record.error}", file=sys.stderr)
     return {"ok": 0, "diverged": 3}.get(record.status, 1)
+
+
+def cmd_sweep(args) -> int:
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    from .config import group_options
+    from .sweep import run_sweep, summary_line
+
+    overrides = list(args.overrides)
+    for ov in overrides:
+        key, sep, value = ov.partition("=")
+        if key.lstrip("+") == "experiment" and value not in group_options("experiment"):
+            raise UserError(f"unknown experiment {value!r}; valid choices: {', '.join(group_options('experiment'))}")
+    _validate_first_grid_point(overrides)
+    # jobs may run elsewhere (SLURM) or in other processes: give them an absolute results_dir
+    given = [ov for ov in overrides if ov.startswith("results_dir=")]
+    results_dir = given[-1].partition("=")[2] if given else "results"
+    overrides = [ov for ov in overrides if not ov.startswith("results_dir=")]
+    overrides.append(f"results_dir={os.path.abspath(results_dir)}")
+    if not any(ov.startswith("trainer.progress=") for ov in overrides):
+        overrides.append("trainer.progress=off")
+    if args.force:
+        overrides.append("resume.force=true")
+    if args.retry_failed:
+        overrides.append("resume.retry_failed=true")
+    try:
+        counts = run_sweep(overrides)
+    except (HydraException, OmegaConfBaseException) as err:
+        raise UserError(_unknown_key_message(err) or _one_line(err)) from err
+    print(summary_line(counts))
+    return 1 if counts["failed"] else 0
+
+
+def _validate_first_grid_point(overrides: list[str]) -> None:
+    """Compose the grid's first point, so a typo fails in one line before any job starts."""
+    import re
+
+    first = []
+    for ov in overrides:
+        key, sep, value = ov.partition("=")
+        if sep and not re.match(r"^\s*(range|choice|interval|glob)\(", value) and "," in value:
+            value = value.split(",")[0]
+        elif sep and re.match(r"^\s*range\(", value):
+            start = re.findall(r"-?\d+(?:\.\d+)?", value)
+            value = start[0] if start else value
+        first.append(f"{key}{sep}{value}")
+    compose_config(first)
 
 
 def cmd_experiments(args) -> int:
@@ -149,6 +200,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("overrides", nargs="*", help="Hydra overrides (group=option, key=value)")
     p.set_defaults(func=cmd_run)
+    p = sub.add_parser(
+        "sweep",
+        help="run a grid of configurations (Hydra multirun), skipping finished runs",
+        description="Run the grid an experiment config defines, or an ad-hoc one: "
+        "`dlm-bench sweep experiment=dlm_demo launcher=joblib`, `dlm-bench sweep objective=elbo,dlm seed=0,1,2`. "
+        "Runs whose run.json says ok/diverged/failed are skipped (see --force, --retry-failed).",
+    )
+    p.add_argument("overrides", nargs="*", help="Hydra overrides; comma lists and range() sweep")
+    p.add_argument("--force", action="store_true", help="re-run every grid point")
+    p.add_argument("--retry-failed", action="store_true", help="re-run grid points whose run.json says failed")
+    p.set_defaults(func=cmd_sweep)
     p = sub.add_parser("experiments", help="list config groups, their options, and the registries")
     p.set_defaults(func=cmd_experiments)
     p = sub.add_parser("datasets", help="table of registered datasets: task, size, papers, cache status")

@@ -77,6 +77,10 @@ class ModelConfig:
 class ObjectiveConfig:
     name: str = "elbo"
     beta: float = 1.0
+    # Index k into the DLM paper's grid [n, n/2, n/4, ...] (n = training size): beta = n / 2^k; overrides
+    # `beta` when set. Sweep with e.g. objective.beta_index='range(0,20)'; points below min_beta are skipped.
+    beta_index: Optional[int] = None
+    min_beta: float = 0.01
 
 
 @dataclass
@@ -111,6 +115,29 @@ class ProtocolConfig:
 
 
 @dataclass
+class LauncherConfig:
+    """How `dlm-bench sweep` runs its jobs (ignored by `dlm-bench run`)."""
+
+    name: str = "local"  # local | joblib | slurm
+    n_jobs: int = 1  # joblib: parallel processes
+    cpus: Optional[int] = None  # per job; torch threads. None: all cores / n_jobs
+    partition: Optional[str] = None  # slurm
+    time_min: int = 60
+    mem_gb: Optional[int] = 4
+    gpus: int = 0
+    array_parallelism: int = 256
+    setup: list[str] = field(default_factory=list)  # shell lines run before each slurm job
+
+
+@dataclass
+class ResumeConfig:
+    """Which existing run directories a sweep re-runs (default: none; ok, diverged and failed are kept)."""
+
+    force: bool = False  # re-run everything
+    retry_failed: bool = False  # re-run runs whose run.json says failed
+
+
+@dataclass
 class Config:
     dataset: DatasetConfig = field(default_factory=DatasetConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
@@ -118,6 +145,8 @@ class Config:
     estimator: EstimatorConfig = field(default_factory=EstimatorConfig)
     trainer: TrainerConfig = field(default_factory=TrainerConfig)
     protocol: ProtocolConfig = field(default_factory=ProtocolConfig)
+    launcher: LauncherConfig = field(default_factory=LauncherConfig)
+    resume: ResumeConfig = field(default_factory=ResumeConfig)
     paper: str = "dlm"
     experiment: str = "default"
     seed: int = 0
@@ -127,7 +156,7 @@ class Config:
     run_dir: Optional[str] = None  # None: <results_dir>/<experiment>/<name derived from the config>
 
 
-GROUPS = ("dataset", "model", "objective", "estimator", "trainer", "protocol")
+GROUPS = ("dataset", "model", "objective", "estimator", "trainer", "protocol", "launcher")
 
 
 def register_configs() -> None:

@@ -15,6 +15,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from . import data
+from .beta import OutsideBetaGrid, resolve_beta
 from .evaluate import regression_metrics
 from .models import MODELS
 from .objectives import OBJECTIVES
@@ -47,14 +48,22 @@ def config_dict(cfg: DictConfig) -> dict:
     return OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
 
 
+# Settings that say where or how to run, not what: they do not change a run's name.
+NOT_IN_RUN_NAME = ("results_dir", "run_dir", "launcher", "resume")
+
+
 def run_name(cfg: DictConfig) -> str:
     """Deterministic: readable key fields + a hash of everything that can change the result."""
     d = config_dict(cfg)
-    for k in ("results_dir", "run_dir"):
+    for k in NOT_IN_RUN_NAME:
         d.pop(k, None)
     d.get("trainer", {}).pop("progress", None)
+    if d["objective"].get("beta_index") is not None:
+        d["objective"].pop("beta", None)  # beta is derived from the index
     digest = hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:8]
-    name = f"{cfg.dataset.name}_{cfg.model.name}_{cfg.objective.name}_beta{cfg.objective.beta:g}_seed{cfg.seed}_{digest}"
+    k = cfg.objective.beta_index
+    beta = f"beta{cfg.objective.beta:g}" if k is None else f"betaidx{k}"
+    name = f"{cfg.dataset.name}_{cfg.model.name}_{cfg.objective.name}_{beta}_seed{cfg.seed}_{digest}"
     return re.sub(r"[^A-Za-z0-9_.+-]", "-", name)
 
 
@@ -101,6 +110,36 @@ def check_config(cfg: DictConfig) -> None:
         raise ConfigError(f"model.noise_init must be > 1e-4 (the noise constraint), got {cfg.model.noise_init}")
 
 
+def failure_record(cfg: DictConfig, err: BaseException) -> tuple[RunRecord, Path]:
+    """Record a run that could not start (bad data/config for this grid point) as failed."""
+    run_dir = run_dir_for(cfg)
+    record = RunRecord(
+        status="failed",
+        error=f"{type(err).__name__}: {err}",
+        paper=cfg.paper,
+        experiment=cfg.experiment,
+        dataset=cfg.dataset.name,
+        task=None,
+        model=cfg.model.name,
+        objective=cfg.objective.name,
+        estimator=cfg.estimator.name,
+        likelihood=None,
+        beta=float(cfg.objective.beta),
+        seed=int(cfg.seed),
+        split=cfg.protocol.name,
+        train_size=cfg.protocol.train_size,
+        num_inducing=None,
+        hyperparameters="joint",
+        config=config_dict(cfg),
+        env=env_info(),
+        train={"iterations": 0, "epochs": 0, "converged": False, "wall_s": 0.0, "final_loss": None,
+               "device": None, "dtype": cfg.dtype.value},
+    )
+    write_curve_csv(run_dir, [])
+    write_run_json(run_dir, record)
+    return record, run_dir
+
+
 def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
     """Run one configuration and write its run directory. Never raises for a failure inside the run:
     the record says `failed` (with the error) or `diverged`; config and data errors do raise."""
@@ -111,6 +150,8 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
     prep = prepare_data(cfg, device, dtype)
     X_train, y_train = prep.tensors["train"]
     n_train = X_train.shape[0]
+    beta = resolve_beta(cfg.objective, n_train)  # OutsideBetaGrid is a ValueError: the CLI prints one line
+    cfg.objective.beta = beta
     if prep.dataset.task != "regression":
         raise ConfigError(f"dataset {prep.dataset.name!r} is a {prep.dataset.task} task; only regression is supported so far")
 
