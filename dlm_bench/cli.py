@@ -1,4 +1,4 @@
-"""`dlm-bench`: thin command-line entry point. Subcommands: run, experiments, datasets, fetch."""
+"""`dlm-bench`: thin command-line entry point. Subcommands: run, sweep, report, experiments, datasets, fetch."""
 
 from __future__ import annotations
 
@@ -148,6 +148,27 @@ def _validate_first_grid_point(overrides: list[str]) -> None:
     compose_config(first)
 
 
+def cmd_report(args) -> int:
+    from pathlib import Path
+
+    from .report import build_report
+
+    for d in args.dirs:
+        if not Path(d).exists():
+            raise UserError(f"no such results directory: {d}")
+    out = Path(args.out) if args.out else Path(args.dirs[0]) / "report"
+    try:
+        made = build_report(args.dirs, out, paper=args.paper)
+    except FileNotFoundError as err:
+        raise UserError(str(err)) from err
+    counts = ", ".join(f"{v} {k}" for k, v in sorted(made["counts"].items()))
+    print(f"report: {made['runs']} runs ({counts}) -> {out}")
+    for p in made["tables"] + made["figures"]:
+        print(f"  {p}")
+    print(f"  {made['index']} ({len(made['missing'])} missing or unfinished points listed)")
+    return 0
+
+
 def cmd_experiments(args) -> int:
     from .config import GROUPS, group_options
     from .models import MODELS
@@ -211,6 +232,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="re-run every grid point")
     p.add_argument("--retry-failed", action="store_true", help="re-run grid points whose run.json says failed")
     p.set_defaults(func=cmd_sweep)
+    p = sub.add_parser("report", help="collect run.json files into results.parquet, tables, figures, index.md")
+    p.add_argument("dirs", nargs="+", help="results directories (searched recursively for run.json)")
+    p.add_argument("--paper", help="only runs of this paper key (dlm, pac, sggpm, fp, savigp)")
+    p.add_argument("--out", help="output directory (default: <first DIR>/report)")
+    p.set_defaults(func=cmd_report)
     p = sub.add_parser("experiments", help="list config groups, their options, and the registries")
     p.set_defaults(func=cmd_experiments)
     p = sub.add_parser("datasets", help="table of registered datasets: task, size, papers, cache status")

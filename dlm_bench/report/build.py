@@ -1,0 +1,85 @@
+"""`dlm-bench report`: results.parquet, tables (CSV + Markdown), figures (PNG + PDF) and index.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from .collect import collect
+from .figures import make_figure
+from .specs import SPECS, FigureSpec, TableSpec, default_specs
+from .tables import SERIES, apply_methods, mean_se, pivot_for_markdown, to_markdown
+
+
+def missing_points(df: pd.DataFrame, by: list[str]) -> list[str]:
+    """Cells with fewer seeds than the fullest cell, and runs that did not finish ok."""
+    notes = []
+    bad = df[df["status"] != "ok"]
+    for r in bad.itertuples(index=False):
+        notes.append(f"{r.run_dir}: status {r.status} ({r.error})")
+    ok = df[df["status"] == "ok"]
+    if ok.empty:
+        return notes
+    seeds = ok.groupby(by, dropna=False)["seed"].nunique()
+    full = seeds.max()
+    for key, n in seeds.items():
+        if n < full:
+            key = key if isinstance(key, tuple) else (key,)
+            notes.append(f"{dict(zip(by, key))}: {n} of {full} seeds")
+    return notes
+
+
+def build_report(dirs, out: Path, paper: str | None = None) -> dict:
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    df = collect(dirs)
+    if df.empty:
+        raise FileNotFoundError(f"no run.json under {', '.join(map(str, dirs))}")
+    if paper:
+        df = df[df["paper"] == paper]
+        if df.empty:
+            raise FileNotFoundError(f"no runs of paper {paper!r} under {', '.join(map(str, dirs))}")
+    df.to_parquet(out / "results.parquet", index=False)
+    made = {"results": [out / "results.parquet"], "tables": [], "figures": [], "missing": []}
+    counts = df["status"].value_counts().to_dict()
+    for experiment, sub in df.groupby("experiment", sort=True):
+        specs = SPECS.get(experiment) or default_specs(sub)
+        made["missing"] += [f"[{experiment}] {m}" for m in missing_points(sub, ["dataset", "method", "beta", "train_size"])]
+        for spec in specs:
+            stem = out / f"{experiment}_{spec.name}"
+            if isinstance(spec, TableSpec):
+                data = apply_methods(sub, spec.methods)
+                by = list(spec.by) + [SERIES]
+                tidy = mean_se(data, by, spec.metrics)
+                tidy.to_csv(stem.with_suffix(".csv"), index=False)
+                md = pivot_for_markdown(tidy, by) if not tidy.empty else tidy
+                stem.with_suffix(".md").write_text(
+                    f"# {experiment}: {spec.name}\n\nmean ± standard error over seeds\n\n{to_markdown(md)}"
+                )
+                made["tables"] += [stem.with_suffix(".csv"), stem.with_suffix(".md")]
+            elif isinstance(spec, FigureSpec):
+                fig = make_figure(sub, spec)
+                for ext in (".png", ".pdf"):
+                    fig.savefig(stem.with_suffix(ext), dpi=130)
+                plt.close(fig)
+                made["figures"] += [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
+    lines = [
+        "# dlm_bench report",
+        "",
+        f"{len(df)} runs from {', '.join(map(str, dirs))}: "
+        + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())),
+        "",
+        "## Files",
+        "",
+    ]
+    for kind in ("results", "tables", "figures"):
+        lines += [f"- {kind}: " + ", ".join(f"[{p.name}]({p.name})" for p in made[kind])] if made[kind] else []
+    lines += ["", "## Missing or unfinished points", ""]
+    lines += [f"- {m}" for m in made["missing"]] or ["none"]
+    (out / "index.md").write_text("\n".join(lines) + "\n")
+    made["index"] = out / "index.md"
+    made["runs"] = len(df)
+    made["counts"] = counts
+    return made

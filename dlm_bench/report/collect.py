@@ -1,0 +1,52 @@
+"""Collect run.json files into one flat table (one row per run)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+NESTED = ("metrics", "train", "config", "env")
+
+
+def find_run_files(dirs) -> list[Path]:
+    files = []
+    for d in dirs:
+        d = Path(d)
+        if d.is_file() and d.name == "run.json":
+            files.append(d)
+        elif d.is_dir():
+            files.extend(p for p in d.rglob("run.json") if "_hydra" not in p.parts)
+    return sorted(set(files))
+
+
+def method_label(rec: dict) -> str:
+    """Default method name: model-objective, '-fixed' for fixed hyperparameters, the estimator if not exact."""
+    label = f"{rec.get('model')}-{rec.get('objective')}"
+    if rec.get("hyperparameters") == "fixed":
+        label += "-fixed"
+    if rec.get("estimator") not in (None, "exact"):
+        label += f"-{rec['estimator']}"
+    return label
+
+
+def flatten(rec: dict, path: Path) -> dict:
+    row = {k: v for k, v in rec.items() if k not in NESTED}
+    row.update(rec.get("metrics") or {})
+    row.update({f"train_{k}": v for k, v in (rec.get("train") or {}).items()})
+    row["git"] = (rec.get("env") or {}).get("git")
+    row["method"] = method_label(rec)
+    row["run_dir"] = str(path.parent)
+    return row
+
+
+def collect(dirs) -> pd.DataFrame:
+    rows = []
+    for path in find_run_files(dirs):
+        try:
+            rec = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # a run.json being written is replaced atomically; a broken one is not a result
+        rows.append(flatten(rec, path))
+    return pd.DataFrame(rows)

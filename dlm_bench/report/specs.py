@@ -1,0 +1,60 @@
+"""Report specs are data: one small spec per paper figure / table, keyed by experiment name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A line in a figure / a row in a table: the runs matching `where`, with beta selected on the
+    validation metric `select_by` per (dataset, train_size, seed[, x]) when given."""
+
+    label: str
+    where: tuple[tuple[str, object], ...] = ()
+    select_by: str | None = None
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    name: str
+    x: str  # run column on the x axis
+    metrics: tuple[str, ...]  # one panel per metric, one row of panels per dataset
+    methods: tuple[MethodSpec, ...] = ()  # empty: one line per distinct `method`
+    xscale: str = "linear"
+    xlabel: str | None = None
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    name: str
+    by: tuple[str, ...]  # columns that split the table (besides the method)
+    metrics: tuple[str, ...]
+    methods: tuple[MethodSpec, ...] = ()
+
+
+def where(**kw) -> tuple[tuple[str, object], ...]:
+    return tuple(kw.items())
+
+
+DEMO_METHODS = (
+    MethodSpec("ELBO (beta=1)", where(objective="elbo", beta=1.0)),
+    MethodSpec("beta-ELBO (selected)", where(objective="elbo"), select_by="val_nll"),
+    MethodSpec("DLM (selected)", where(objective="dlm"), select_by="val_nll"),
+)
+
+SPECS: dict[str, tuple] = {
+    "dlm_demo": (
+        FigureSpec("test_vs_beta", x="beta", metrics=("test_nll", "test_mse"), xscale="log",
+                   title="boston: SVGP, ELBO vs log-loss DLM"),
+        TableSpec("by_beta", by=("dataset", "beta"), metrics=("test_nll", "test_mse", "val_nll")),
+        TableSpec("selected_beta", by=("dataset",), metrics=("test_nll", "test_mse", "beta"), methods=DEMO_METHODS),
+    ),
+}
+
+
+def default_specs(df) -> tuple:
+    """For experiments without a spec: a table of every test metric by dataset, beta and train size."""
+    metrics = tuple(c for c in ("test_nll", "test_mse", "test_error", "test_mre") if c in df and df[c].notna().any())
+    return (TableSpec("summary", by=("dataset", "train_size", "beta"), metrics=metrics or ("train_final_loss",)),)
