@@ -4,14 +4,19 @@ VENV       ?= .venv
 # The CPU wheel is the default; CUDA users: make install TORCH_SPEC="torch --index-url https://download.pytorch.org/whl/cu124"
 TORCH_SPEC ?= torch==2.13.0
 ARGS       ?=
+RESULTS    ?= results
+# make reproduce-<paper>-<figure> [SMOKE=1] [LAUNCHER=joblib|slurm|local]
+SMOKE      ?=
+LAUNCHER   ?= joblib
+EXPERIMENTS := $(patsubst conf/experiment/%.yaml,%,$(filter-out %_smoke.yaml,$(wildcard conf/experiment/*.yaml)))
 PY         := $(VENV)/bin/python
 STAMP      := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test test-slow bench clean
+.PHONY: help install run test test-slow test-slurm bench report experiments clean
 
 help:  ## list the targets
-	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-zA-Z_%-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-12s %s\n", $$1, $$2}'
 
 install: $(STAMP)  ## create .venv: torch first (TORCH_SPEC), then pip install -e ".[dev]"
 
@@ -33,6 +38,19 @@ test: $(STAMP)  ## fast test suite (no slow/network/slurm tests)
 
 test-slow: $(STAMP)  ## only the tests marked slow
 	$(PY) -m pytest -q -m slow $(ARGS)
+
+experiments:  ## list the reproduce-<paper>-<figure> targets (one per conf/experiment/*.yaml)
+	@for e in $(EXPERIMENTS); do echo "  make reproduce-$$(echo $$e | tr _ -)   [SMOKE=1]"; done
+
+reproduce-%: $(STAMP)  ## sweep one experiment config (SMOKE=1: its _smoke variant if there is one), then report
+	@exp=$$(echo $* | tr - _); \
+	if [ -n "$(SMOKE)" ] && [ -f conf/experiment/$${exp}_smoke.yaml ]; then exp=$${exp}_smoke; fi; \
+	test -f conf/experiment/$$exp.yaml || { echo "no experiment config conf/experiment/$$exp.yaml (make experiments lists them)"; exit 2; }; \
+	$(VENV)/bin/dlm-bench sweep experiment=$$exp launcher=$(LAUNCHER) results_dir=$(RESULTS) $(ARGS) && \
+	$(VENV)/bin/dlm-bench report $(RESULTS)/$$exp
+
+report: $(STAMP)  ## report on everything under RESULTS (default results/)
+	$(VENV)/bin/dlm-bench report $(RESULTS)
 
 bench: $(STAMP)  ## benchmarks: Trainer overhead vs a bare GPyTorch loop
 	$(PY) scripts/bench_trainer.py $(ARGS)
