@@ -1,0 +1,89 @@
+"""Report: tables against hand-computed mean / standard error, selection, figure structure."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dlm_bench.report import FigureSpec, MethodSpec, build_report, collect
+from dlm_bench.report.figures import make_figure
+from dlm_bench.report.specs import where
+from dlm_bench.report.tables import apply_methods, mean_se
+
+BETAS = (0.1, 1.0, 10.0)
+SEEDS = (0, 1, 2)
+
+
+def write_runs(root, experiment="synthetic", skip=()):
+    """Synthetic run.json files: test_nll = f(objective, beta, seed) known in closed form."""
+    values = {}
+    for objective in ("elbo", "dlm"):
+        for beta in BETAS:
+            for seed in SEEDS:
+                if (objective, beta, seed) in skip:
+                    continue
+                test_nll = (1.0 if objective == "elbo" else 0.5) + np.log10(beta) ** 2 + 0.1 * seed
+                val_nll = test_nll - (2.0 if beta == 10.0 else 0.0)  # validation prefers beta=10, test beta=1
+                values[(objective, beta, seed)] = (test_nll, val_nll)
+                rec = {
+                    "schema": 1, "status": "ok", "error": None, "paper": "dlm", "experiment": experiment,
+                    "dataset": "boston", "task": "regression", "model": "svgp", "objective": objective,
+                    "estimator": "exact", "likelihood": "gaussian", "beta": beta, "seed": seed,
+                    "split": "dlm_regression", "train_size": 339, "num_inducing": 50, "hyperparameters": "joint",
+                    "metrics": {"test_nll": test_nll, "val_nll": val_nll, "test_mse": 0.1 * seed},
+                    "train": {"iterations": 10}, "config": {}, "env": {"git": "abc"},
+                }
+                d = root / experiment / f"{objective}_{beta}_{seed}"
+                d.mkdir(parents=True)
+                (d / "run.json").write_text(json.dumps(rec))
+    return values
+
+
+def test_table_cell_is_mean_and_standard_error_by_hand(tmp_path):
+    values = write_runs(tmp_path)
+    df = collect([tmp_path])
+    assert len(df) == 18 and set(df["method"]) == {"svgp-elbo", "svgp-dlm"}
+    tidy = mean_se(apply_methods(df, ()), ["dataset", "beta", "series"], ("test_nll",))
+    cell = tidy[(tidy.beta == 10.0) & (tidy.series == "svgp-dlm")].iloc[0]
+    v = np.array([values[("dlm", 10.0, s)][0] for s in SEEDS])
+    assert cell["mean"] == pytest.approx(v.sum() / 3)
+    assert cell["se"] == pytest.approx(np.sqrt(((v - v.mean()) ** 2).sum() / 2) / np.sqrt(3))
+    assert cell["n"] == 3
+
+
+def test_beta_selection_in_a_method_uses_the_validation_minimum(tmp_path):
+    write_runs(tmp_path)
+    df = collect([tmp_path])
+    sel = apply_methods(df, (MethodSpec("DLM", where(objective="dlm"), select_by="val_nll"),))
+    # by construction val_nll is lowest at beta=10 for every seed (test_nll would pick beta=1)
+    assert list(sel.sort_values("seed")["beta"]) == [10.0, 10.0, 10.0]
+    assert set(sel["series"]) == {"DLM"}
+
+
+def test_figure_has_one_line_per_method_and_one_point_per_x(tmp_path):
+    write_runs(tmp_path, skip={("elbo", 10.0, 0), ("elbo", 10.0, 1), ("elbo", 10.0, 2)})
+    df = collect([tmp_path])
+    fig = make_figure(df, FigureSpec("f", x="beta", metrics=("test_nll", "test_mse"), xscale="log"))
+    axes = fig.axes
+    assert len(axes) == 2
+    for ax in axes:
+        # ax.errorbar returns an ErrorbarContainer: its label is the method, lines[0] the data line
+        lines = {c.get_label(): c.lines[0] for c in ax.containers}
+        assert set(lines) == {"svgp-elbo", "svgp-dlm"}
+        assert len(lines["svgp-dlm"].get_xdata()) == 3
+        assert len(lines["svgp-elbo"].get_xdata()) == 2  # beta=10 missing for elbo
+    dlm = {c.get_label(): c.lines[0] for c in axes[0].containers}["svgp-dlm"]
+    assert list(dlm.get_xdata()) == [0.1, 1.0, 10.0]
+
+
+def test_build_report_writes_everything_and_lists_missing_points(tmp_path):
+    write_runs(tmp_path / "res", experiment="dlm_demo", skip={("dlm", 1.0, 2)})
+    made = build_report([tmp_path / "res"], tmp_path / "out")
+    names = {p.name for p in made["tables"] + made["figures"]}
+    assert {"dlm_demo_test_vs_beta.png", "dlm_demo_test_vs_beta.pdf", "dlm_demo_by_beta.csv",
+            "dlm_demo_by_beta.md", "dlm_demo_selected_beta.md"} <= names
+    df = pd.read_parquet(tmp_path / "out" / "results.parquet")
+    assert len(df) == 17
+    index = (tmp_path / "out" / "index.md").read_text()
+    assert "'method': 'svgp-dlm', 'beta': 1.0" in index and "2 of 3 seeds" in index
