@@ -35,6 +35,8 @@ def test_sweep_runs_as_slurm_jobs(tmp_path, cli_env):
     _require_slurm()
     args = [
         "sweep", "launcher=slurm", "launcher.time_min=5", "seed=0,1,2,3", "trainer.max_iters=20",
+        # setup lines run in each batch script before the job: SLURM_JOB_ID shows it is a SLURM job
+        'launcher.setup=["echo setup-1 slurm_job_id=$SLURM_JOB_ID","echo setup-2"]',
         f"results_dir={tmp_path}",
     ]
     proc = subprocess.run(cli_command() + args, capture_output=True, text=True, env=cli_env, timeout=300)
@@ -62,3 +64,4 @@ def test_sweep_runs_as_slurm_jobs(tmp_path, cli_env):
         text = log.read_text()
         assert f"JobEnvironment(job_id={log.parent.name}," in text, text
         assert "Job completed successfully" in text, text
+        assert re.search(r"^setup-1 slurm_job_id=\d+$", text, re.M) and "\nsetup-2\n" in text, text
