@@ -39,6 +39,22 @@ test: $(STAMP)  ## fast test suite (no slow/network/slurm tests)
 test-slow: $(STAMP)  ## only the tests marked slow
 	$(PY) -m pytest -q -m slow $(ARGS)
 
+# Starts a local single-node SLURM (needs root or sudo; apt-get installs slurm-wlm + munge the first
+# time), runs the tests marked slurm and stops the cluster again if it was not running before.
+# A cluster that cannot be installed/started is a printed skip (exit 0); a failing test is a failure.
+test-slurm: $(STAMP)  ## start a local SLURM (scripts/local-slurm.sh), run the slurm tests
+	@was_up=0; bash scripts/local-slurm.sh status >/dev/null 2>&1 && was_up=1; \
+	if ! out=$$(bash scripts/local-slurm.sh start 2>&1); then \
+	  echo "$$out" | tail -n 20 | head -n -1; \
+	  [ $$was_up = 1 ] || bash scripts/local-slurm.sh stop >/dev/null 2>&1 || true; \
+	  echo "SLURM could not be installed/started here: $$(echo "$$out" | tail -n 1); test-slurm skipped"; \
+	  exit 0; \
+	fi; \
+	echo "$$out" | tail -n 2; \
+	rc=0; $(PY) -m pytest -q -rs -m slurm $(ARGS) || rc=$$?; \
+	if [ $$was_up = 0 ]; then bash scripts/local-slurm.sh stop | tail -n 1; fi; \
+	exit $$rc
+
 experiments:  ## list the reproduce-<paper>-<figure> targets (one per conf/experiment/*.yaml)
 	@for e in $(EXPERIMENTS); do echo "  make reproduce-$$(echo $$e | tr _ -)   [SMOKE=1]"; done
 

@@ -139,7 +139,8 @@ def _validate_first_grid_point(overrides: list[str]) -> None:
     first = []
     for ov in overrides:
         key, sep, value = ov.partition("=")
-        if sep and not re.match(r"^\s*(range|choice|interval|glob)\(", value) and "," in value:
+        # a,b,c is a sweep; a list or quoted value (launcher.setup=["x","y"]) is one value
+        if sep and not re.match(r"^\s*(range|choice|interval|glob)\(|^\s*[\[{'\"]", value) and "," in value:
             value = value.split(",")[0]
         elif sep and re.match(r"^\s*range\(", value):
             start = re.findall(r"-?\d+(?:\.\d+)?", value)
