@@ -31,6 +31,11 @@ class InducingInit(Enum):
     kmeans = "kmeans"  # k-means centres of the training inputs
 
 
+class Hyperparameters(Enum):
+    joint = "joint"  # hyperparameters and Z learned with the objective itself
+    fixed = "fixed"  # taken from a fully trained SVGP (ELBO, beta=1) and frozen (Wei et al. 2021, sec. 6)
+
+
 class Device(Enum):
     auto = "auto"
     cpu = "cpu"
@@ -73,11 +78,13 @@ class ModelConfig:
 class ObjectiveConfig:
     name: str = "elbo"
     beta: float = 1.0
+    hyperparameters: Hyperparameters = Hyperparameters.joint
 
 
 @dataclass
 class EstimatorConfig:
     name: str = "exact"
+    num_samples: Optional[int] = None  # estimator=bmc: samples L per point; exact: must stay null
 
 
 @dataclass
