@@ -31,7 +31,7 @@ RELATIVE_JITTER = {torch.float64: 1e-6, torch.float32: 1e-4}
 
 
 def default_jitter(Kuu: torch.Tensor) -> torch.Tensor:
-    return RELATIVE_JITTER.get(Kuu.dtype, 1e-4) * Kuu.diagonal().mean().detach()
+    return RELATIVE_JITTER.get(Kuu.dtype, 1e-4) * Kuu.diagonal().mean()
 
 
 @dataclass
