@@ -43,8 +43,6 @@ def check_method(cfg: DictConfig) -> None:
                 f"hyperparameters=joint (got objective={objective}, beta={cfg.objective.beta:g}, "
                 f"hyperparameters={cfg.objective.hyperparameters.value})"
             )
-    if objective == "sq_dlm" and model != "svgp":
-        raise ConfigError(f"objective=sq_dlm needs model=svgp, got model={model}")
     if fixed and objective not in ("dlm", "sq_dlm"):
         raise ConfigError(f"objective.hyperparameters=fixed applies to objective=dlm or sq_dlm, got objective={objective}")
     if estimator != "exact" and (model in COLLAPSED or objective not in ESTIMATORS[estimator]):
