@@ -31,6 +31,11 @@ class InducingInit(Enum):
     kmeans = "kmeans"  # k-means centres of the training inputs
 
 
+class Hyperparameters(Enum):
+    joint = "joint"  # hyperparameters and Z learned with the objective itself
+    fixed = "fixed"  # taken from a fully trained SVGP (ELBO, beta=1) and frozen (Wei et al. 2021, sec. 6)
+
+
 class Device(Enum):
     auto = "auto"
     cpu = "cpu"
@@ -81,11 +86,13 @@ class ObjectiveConfig:
     # `beta` when set. Sweep with e.g. objective.beta_index='range(0,20)'; points below min_beta are skipped.
     beta_index: Optional[int] = None
     min_beta: float = 0.01
+    hyperparameters: Hyperparameters = Hyperparameters.joint
 
 
 @dataclass
 class EstimatorConfig:
     name: str = "exact"
+    num_samples: Optional[int] = None  # estimator=bmc: samples L per point; exact: must stay null
 
 
 @dataclass

@@ -26,15 +26,18 @@ def predict_f(model, X: torch.Tensor, batch_size: int = 4096) -> tuple[torch.Ten
 def regression_metrics(bundle, X: torch.Tensor, y: torch.Tensor, y_scale: float, prefix: str) -> dict:
     """`{prefix}_nll`, `{prefix}_mse` in normalised units and `..._raw` in original units, for a
     Gaussian likelihood. With y = (y_raw - mean) / scale: nll_raw = nll + log(scale), mse_raw = mse * scale^2.
+    A bundle without a predictive variance (var None: square-loss DLM) gets the MSE only.
     """
     if X.shape[0] == 0:
         return {}
     bundle.eval()
     mu, var = bundle.predict_f(X)
-    pred_var = var + bundle.noise
-    nll = 0.5 * (torch.log(2 * math.pi * pred_var) + (y - mu) ** 2 / pred_var)
     mse = (y - mu) ** 2
-    out = {f"{prefix}_nll": nll.mean().item(), f"{prefix}_mse": mse.mean().item()}
-    out[f"{prefix}_nll_raw"] = out[f"{prefix}_nll"] + math.log(y_scale)
+    out = {f"{prefix}_mse": mse.mean().item()}
     out[f"{prefix}_mse_raw"] = out[f"{prefix}_mse"] * y_scale**2
+    if var is not None:
+        pred_var = var + bundle.noise
+        nll = 0.5 * (torch.log(2 * math.pi * pred_var) + (y - mu) ** 2 / pred_var)
+        out[f"{prefix}_nll"] = nll.mean().item()
+        out[f"{prefix}_nll_raw"] = out[f"{prefix}_nll"] + math.log(y_scale)
     return out

@@ -14,20 +14,13 @@ import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from . import data
+from . import data, methods
 from .beta import OutsideBetaGrid, resolve_beta
+from .config import Hyperparameters
+from .errors import ConfigError
 from .evaluate import regression_metrics
-from .models import MODELS
-from .objectives import OBJECTIVES
 from .results import RunRecord, env_info, write_curve_csv, write_run_json
 from .train import TrainResult, Trainer
-
-
-class ConfigError(ValueError):
-    """A config value that composes but makes no sense (one line, exit 2)."""
-
-
-ESTIMATORS = ("exact",)  # closed-form Gaussian likelihood term; sampling estimators come with issue 5/6
 
 
 def seed_everything(seed: int) -> None:
@@ -63,7 +56,7 @@ def run_name(cfg: DictConfig) -> str:
     digest = hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:8]
     k = cfg.objective.beta_index
     beta = f"beta{cfg.objective.beta:g}" if k is None else f"betaidx{k}"
-    name = f"{cfg.dataset.name}_{cfg.model.name}_{cfg.objective.name}_{beta}_seed{cfg.seed}_{digest}"
+    name = f"{cfg.dataset.name}_{cfg.model.name}_{methods.objective_label(cfg)}_{beta}_seed{cfg.seed}_{digest}"
     return re.sub(r"[^A-Za-z0-9_.+-]", "-", name)
 
 
@@ -96,12 +89,7 @@ def prepare_data(cfg: DictConfig, device: torch.device, dtype: torch.dtype) -> P
 
 
 def check_config(cfg: DictConfig) -> None:
-    if cfg.model.name not in MODELS:
-        raise ConfigError(f"unknown model.name {cfg.model.name!r}; valid choices: {', '.join(MODELS)}")
-    if cfg.objective.name not in OBJECTIVES:
-        raise ConfigError(f"unknown objective.name {cfg.objective.name!r}; valid choices: {', '.join(OBJECTIVES)}")
-    if cfg.estimator.name not in ESTIMATORS:
-        raise ConfigError(f"unknown estimator.name {cfg.estimator.name!r}; valid choices: {', '.join(ESTIMATORS)}")
+    methods.check_method(cfg)
     if not cfg.objective.beta > 0:
         raise ConfigError(f"objective.beta must be > 0, got {cfg.objective.beta}")
     if cfg.model.num_inducing < 1:
@@ -121,7 +109,7 @@ def failure_record(cfg: DictConfig, err: BaseException) -> tuple[RunRecord, Path
         dataset=cfg.dataset.name,
         task=None,
         model=cfg.model.name,
-        objective=cfg.objective.name,
+        objective=methods.objective_label(cfg),
         estimator=cfg.estimator.name,
         likelihood=None,
         beta=float(cfg.objective.beta),
@@ -129,7 +117,7 @@ def failure_record(cfg: DictConfig, err: BaseException) -> tuple[RunRecord, Path
         split=cfg.protocol.name,
         train_size=cfg.protocol.train_size,
         num_inducing=None,
-        hyperparameters="joint",
+        hyperparameters=cfg.objective.hyperparameters.value,
         config=config_dict(cfg),
         env=env_info(),
         train={"iterations": 0, "epochs": 0, "converged": False, "wall_s": 0.0, "final_loss": None,
@@ -155,7 +143,8 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
     if prep.dataset.task != "regression":
         raise ConfigError(f"dataset {prep.dataset.name!r} is a {prep.dataset.task} task; only regression is supported so far")
 
-    bundle = MODELS[cfg.model.name](cfg, X_train, y_train).to(device=device, dtype=dtype)
+    bundle = methods.build_bundle(cfg, X_train, y_train).to(device=device, dtype=dtype)
+    fixed = cfg.objective.hyperparameters is Hyperparameters.fixed
     trainer = Trainer.from_config(cfg.trainer, seed=cfg.seed)
 
     run_dir = run_dir_for(cfg)
@@ -167,7 +156,7 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
         dataset=prep.dataset.name,
         task=prep.dataset.task,
         model=cfg.model.name,
-        objective=cfg.objective.name,
+        objective=methods.objective_label(cfg),
         estimator=cfg.estimator.name,
         likelihood=bundle.likelihood_name,
         beta=float(cfg.objective.beta),
@@ -175,14 +164,23 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
         split=cfg.protocol.name,
         train_size=int(n_train),
         num_inducing=bundle.num_inducing,
-        hyperparameters="joint",
+        hyperparameters=cfg.objective.hyperparameters.value,
         config=config_dict(cfg),
         env=env_info(),
     )
-    result = TrainResult()
+    result, pretrain = TrainResult(), None
     try:
-        bundle.train()
-        result = trainer.fit(bundle.loss, bundle.trainable_parameters(), X_train, y_train)
+        if fixed:  # stage 1: SVGP (ELBO, beta=1); its hyperparameters and Z are copied and frozen
+            pretrain = methods.pretrain_and_freeze(cfg, bundle, X_train, y_train, trainer, device, dtype)
+            if pretrain.status != "ok":
+                result = TrainResult(status=pretrain.status, error=f"SVGP pretraining: {pretrain.error}")
+        if result.status == "ok":
+            bundle.train()
+            params = bundle.trainable_parameters()
+            if params:
+                result = trainer.fit(bundle.loss, params, X_train, y_train)
+            else:
+                result = methods.evaluate_only(bundle, X_train, y_train)
         record.status, record.error = result.status, result.error
         if result.status == "ok":
             y_scale = float(np.asarray(prep.split.y_stats.std).reshape(-1)[0])
@@ -190,7 +188,8 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
             for part in ("val", "test"):
                 X, y = prep.tensors[part]
                 metrics.update(regression_metrics(bundle, X, y, y_scale, part))
-            metrics["noise_var"] = bundle.noise.item()
+            if bundle.noise is not None:  # sq-DLM has no likelihood, hence no noise
+                metrics["noise_var"] = bundle.noise.item()
             record.metrics = metrics
             if not all(np.isfinite(v) for v in metrics.values()):
                 record.status, record.error = "diverged", "non-finite evaluation metric"
@@ -208,6 +207,13 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
         "device": str(device),
         "dtype": cfg.dtype.value,
     }
+    if pretrain is not None:  # fixed runs: the numbers above are the second (method) stage's
+        record.train.update(
+            pretrain_iterations=pretrain.iterations,
+            pretrain_converged=pretrain.converged,
+            pretrain_wall_s=pretrain.wall_s,
+            pretrain_final_loss=pretrain.final_loss,
+        )
     write_curve_csv(run_dir, result.curve)
     write_run_json(run_dir, record)
     return record, run_dir

@@ -134,7 +134,7 @@ class Trainer:
                         return result
                     if self.epochs is not None and result.epochs >= self.epochs:
                         return result
-        except (NotPSDError, NanError) as err:
+        except (NotPSDError, NanError, torch.linalg.LinAlgError) as err:  # LinAlgError: the hand-written Choleskys
             result.status = "diverged"
             result.error = f"{type(err).__name__} at iteration {result.iterations + 1}: {str(err).splitlines()[0]}"
             return result

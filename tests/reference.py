@@ -75,3 +75,45 @@ def collapsed_sgpr_bound(X, y, Z, lengthscale, outputscale, noise, jitter):
     log_marg = -0.5 * (n * np.log(2 * np.pi) + logdet + y @ np.linalg.solve(C, y))
     trace = (outputscale * n - np.trace(Qff)) / (2 * noise)
     return log_marg - trace
+
+
+def power_ep_neg_log_marginal(X, y, Z, lengthscale, outputscale, noise, jitter, alpha):
+    """Dense N x N evaluation of the FITC (alpha=1) / VFE (alpha=0) / power-EP objective (Bui et al.
+    2017): -log N(y | 0, Qff + alpha diag(Kff - Qff) + noise I) + (1-alpha)/(2 alpha) sum log(1 + alpha
+    lambda_i / noise), whose alpha -> 0 limit is sum lambda_i / (2 noise)."""
+    n = len(y)
+    Kuu = rbf(Z, Z, lengthscale, outputscale) + jitter * np.eye(len(Z))
+    Kuf = rbf(Z, X, lengthscale, outputscale)
+    Kff = rbf(X, X, lengthscale, outputscale)
+    Qff = Kuf.T @ np.linalg.solve(Kuu, Kuf)
+    lam = np.diag(Kff - Qff)
+    C = Qff + np.diag(alpha * lam) + noise * np.eye(n)
+    logdet = np.linalg.slogdet(C)[1]
+    nlml = 0.5 * (n * np.log(2 * np.pi) + logdet + y @ np.linalg.solve(C, y))
+    if alpha == 0:
+        return nlml + lam.sum() / (2 * noise)
+    return nlml + (1 - alpha) / (2 * alpha) * np.log1p(alpha * lam / noise).sum()
+
+
+def fitc_predict(X, y, Xs, Z, lengthscale, outputscale, noise, jitter):
+    """Snelson & Ghahramani (2006) latent predictive, dense: with C = Qff + diag(Kff - Qff) + noise I,
+    mean = Q*f C^{-1} y, var = k** - Q*f C^{-1} Qf*."""
+    Kuu = rbf(Z, Z, lengthscale, outputscale) + jitter * np.eye(len(Z))
+    Kuf = rbf(Z, X, lengthscale, outputscale)
+    Kus = rbf(Z, Xs, lengthscale, outputscale)
+    Qff = Kuf.T @ np.linalg.solve(Kuu, Kuf)
+    Qsf = Kus.T @ np.linalg.solve(Kuu, Kuf)
+    C = Qff + np.diag(outputscale - np.diag(Qff)) + noise * np.eye(len(y))
+    mean = Qsf @ np.linalg.solve(C, y)
+    var = outputscale - np.einsum("ij,ji->i", Qsf, np.linalg.solve(C, Qsf.T))
+    return mean, var
+
+
+def sq_dlm_objective(m, X, y, Z, lengthscale, outputscale, jitter, beta):
+    """Wei et al. (2021): 1/2 sum_i (K_iu Kuu^{-1} m - y_i)^2 + beta/2 m^T Kuu^{-1} m, and its gradient."""
+    Kuu = rbf(Z, Z, lengthscale, outputscale) + jitter * np.eye(len(Z))
+    Kfu = rbf(X, Z, lengthscale, outputscale)
+    W = np.linalg.solve(Kuu, Kfu.T).T  # Kfu Kuu^{-1}
+    Ki_m = np.linalg.solve(Kuu, m)
+    r = W @ m - y
+    return 0.5 * r @ r + 0.5 * beta * m @ Ki_m, W.T @ r + beta * Ki_m

@@ -20,9 +20,14 @@ class ModelBundle(torch.nn.Module):
         return [p for p in self.parameters() if p.requires_grad]
 
     def predict_f(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Marginal mean and variance of q(f(x)) at each row of X."""
+        """Marginal mean and variance of q(f(x)) at each row of X; var is None for a method that defines
+        no predictive variance (square-loss DLM), which then gets no NLL."""
         raise NotImplementedError  # abstract
 
     @property
-    def noise(self) -> torch.Tensor:
+    def noise(self) -> torch.Tensor | None:
         return self.likelihood.noise.reshape(-1)[0]
+
+    def adopt_hyperparameters(self, pretrained) -> None:
+        """Fixed-hyperparameter runs: take the kernel, noise and Z of a trained SVGP bundle and freeze them."""
+        raise TypeError(f"{type(self).__name__} has no fixed-hyperparameter variant")

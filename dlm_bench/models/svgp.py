@@ -9,7 +9,7 @@ from scipy.cluster.vq import kmeans2
 
 from ..config import InducingInit, Kernel, MeanFunction
 from ..evaluate import predict_f
-from ..objectives import OBJECTIVES
+from ..estimators import mll_class
 from .base import ModelBundle
 
 
@@ -64,10 +64,10 @@ class SVGP(gpytorch.models.ApproximateGP):
 class SVGPBundle(ModelBundle):
     """SVGP + Gaussian likelihood + a GPyTorch approximate MLL (ELBO or log-loss DLM)."""
 
-    def __init__(self, model: SVGP, likelihood, mll_cls, num_data: int, beta: float):
+    def __init__(self, model: SVGP, likelihood, mll_cls, num_data: int, beta: float, **mll_kwargs):
         super().__init__()
         self.model, self.likelihood = model, likelihood
-        self.mll = mll_cls(likelihood, model, num_data=num_data, beta=beta)
+        self.mll = mll_cls(likelihood, model, num_data=num_data, beta=beta, **mll_kwargs)
         self.num_inducing = int(model.variational_strategy.inducing_points.shape[-2])
 
     def loss(self, X, y):
@@ -75,6 +75,22 @@ class SVGPBundle(ModelBundle):
 
     def predict_f(self, X):
         return predict_f(self.model, X)
+
+    def adopt_hyperparameters(self, pretrained: "SVGPBundle") -> None:
+        """Fixed DLM: copy the kernel, mean, noise and Z of a trained SVGP, freeze them, and start q(u)
+        afresh (GPyTorch re-initialises it to the prior on the next training-mode call)."""
+        fresh_q = {k: v for k, v in self.model.state_dict().items() if _is_variational(k)}
+        state = {k: v for k, v in pretrained.model.state_dict().items() if not _is_variational(k)}
+        self.model.load_state_dict({**state, **fresh_q})
+        self.model.variational_strategy.variational_params_initialized.fill_(0)
+        self.likelihood.load_state_dict(pretrained.likelihood.state_dict())
+        for name, p in self.named_parameters():
+            p.requires_grad_(_is_variational(name))
+
+
+def _is_variational(name: str) -> bool:
+    """Parameters / buffers of q(u) (everything else is a hyperparameter or Z)."""
+    return "_variational_distribution" in name or "variational_params_initialized" in name
 
 
 def build_svgp(cfg, X_train: torch.Tensor, y_train: torch.Tensor) -> SVGPBundle:
@@ -86,4 +102,6 @@ def build_svgp(cfg, X_train: torch.Tensor, y_train: torch.Tensor) -> SVGPBundle:
     model = SVGP(Z, kernel, model_cfg.mean, model_cfg.learn_inducing, model_cfg.whiten)
     likelihood = gpytorch.likelihoods.GaussianLikelihood()
     likelihood.noise = model_cfg.noise_init
-    return SVGPBundle(model, likelihood, OBJECTIVES[cfg.objective.name], X_train.shape[0], cfg.objective.beta)
+    mll_kwargs = {"num_samples": cfg.estimator.num_samples} if cfg.estimator.name == "bmc" else {}
+    mll_cls = mll_class(cfg.objective.name, cfg.estimator.name)
+    return SVGPBundle(model, likelihood, mll_cls, X_train.shape[0], cfg.objective.beta, **mll_kwargs)

@@ -1,0 +1,99 @@
+"""Which bundle a configuration trains, which combinations make sense, and the fixed-hyperparameter
+procedure (Wei et al. 2021, sec. 6 and supplement): train SVGP fully (ELBO, beta=1), copy its
+hyperparameters and Z into the method's bundle, freeze them, learn the variational part from scratch."""
+
+from __future__ import annotations
+
+import copy
+import time
+
+import torch
+from omegaconf import DictConfig, read_write
+
+from .config import Hyperparameters, MeanFunction
+from .errors import ConfigError
+from .estimators import ESTIMATORS
+from .models import MODELS, ModelBundle, build_sq_dlm
+from .objectives import OBJECTIVES
+from .train import TrainResult
+
+COLLAPSED = ("sgpr", "fitc")  # closed-form q(u), own objective
+
+
+def objective_label(cfg: DictConfig) -> str:
+    """The objective a run actually optimises (FITC's is its own marginal likelihood, not the ELBO)."""
+    return "fitc" if cfg.model.name == "fitc" else cfg.objective.name
+
+
+def check_method(cfg: DictConfig) -> None:
+    model, objective, estimator = cfg.model.name, cfg.objective.name, cfg.estimator.name
+    fixed = cfg.objective.hyperparameters is Hyperparameters.fixed
+    if model not in MODELS:
+        raise ConfigError(f"unknown model.name {model!r}; valid choices: {', '.join(MODELS)}")
+    if objective not in OBJECTIVES:
+        raise ConfigError(f"unknown objective.name {objective!r}; valid choices: {', '.join(OBJECTIVES)}")
+    if estimator not in ESTIMATORS:
+        raise ConfigError(f"unknown estimator.name {estimator!r}; valid choices: {', '.join(ESTIMATORS)}")
+    full_batch_only = model in COLLAPSED or objective == "sq_dlm"
+    what = f"model={model}" if model in COLLAPSED else f"objective={objective}"
+    if model in COLLAPSED:
+        if objective != "elbo" or cfg.objective.beta != 1.0 or fixed:
+            raise ConfigError(
+                f"model={model} is collapsed and trains its own objective; leave objective at elbo, beta=1, "
+                f"hyperparameters=joint (got objective={objective}, beta={cfg.objective.beta:g}, "
+                f"hyperparameters={cfg.objective.hyperparameters.value})"
+            )
+    if fixed and objective not in ("dlm", "sq_dlm"):
+        raise ConfigError(f"objective.hyperparameters=fixed applies to objective=dlm or sq_dlm, got objective={objective}")
+    if estimator != "exact" and (model in COLLAPSED or objective not in ESTIMATORS[estimator]):
+        raise ConfigError(
+            f"estimator={estimator} estimates the likelihood term of model=svgp with objective="
+            f"{'|'.join(ESTIMATORS[estimator])}; {what} is closed form, use estimator=exact"
+        )
+    n = cfg.estimator.num_samples
+    if estimator == "bmc" and (n is None or n < 1):
+        raise ConfigError(f"estimator.num_samples must be an integer >= 1 for estimator=bmc, got {n}")
+    if estimator == "exact" and n is not None:
+        raise ConfigError("estimator.num_samples applies to sampling estimators (estimator=bmc), not estimator=exact")
+    if full_batch_only and cfg.trainer.batch_size is not None:
+        raise ConfigError(f"{what} is a closed-form, full-batch method; use trainer.batch_size=null")
+    if full_batch_only and cfg.model.mean is not MeanFunction.zero:
+        raise ConfigError(f"{what} is implemented for a zero mean function; use model.mean=zero")
+
+
+def build_bundle(cfg: DictConfig, X_train: torch.Tensor, y_train: torch.Tensor) -> ModelBundle:
+    if cfg.objective.name == "sq_dlm":
+        return build_sq_dlm(cfg, X_train, y_train)
+    return MODELS[cfg.model.name](cfg, X_train, y_train)
+
+
+def pretrain_config(cfg: DictConfig) -> DictConfig:
+    """The SVGP whose hyperparameters a fixed run adopts: same model settings, ELBO, beta=1, exact."""
+    pre = copy.deepcopy(cfg)
+    with read_write(pre):
+        pre.model.name = "svgp"
+        pre.objective.name, pre.objective.beta = "elbo", 1.0
+        pre.objective.hyperparameters = Hyperparameters.joint
+        pre.estimator.name, pre.estimator.num_samples = "exact", None
+    return pre
+
+
+def pretrain_and_freeze(cfg, bundle: ModelBundle, X, y, trainer, device, dtype) -> TrainResult:
+    """Stage 1 of a fixed run. Returns the SVGP's TrainResult; the bundle is changed only if it is ok."""
+    pre = build_bundle(pretrain_config(cfg), X, y).to(device=device, dtype=dtype)
+    pre.train()
+    result = trainer.fit(pre.loss, pre.trainable_parameters(), X, y)
+    if result.status == "ok":
+        bundle.adopt_hyperparameters(pre)
+    return result
+
+
+@torch.no_grad()
+def evaluate_only(bundle: ModelBundle, X, y) -> TrainResult:
+    """A bundle with nothing left to train (fixed sq-DLM): one loss evaluation, recorded as iteration 0."""
+    start = time.perf_counter()
+    loss = bundle.loss(X, y).item()
+    wall = time.perf_counter() - start
+    return TrainResult(
+        converged=True, wall_s=wall, final_loss=loss, curve=[{"iteration": 0, "wall_s": wall, "loss": loss}]
+    )

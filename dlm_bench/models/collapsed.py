@@ -1,0 +1,99 @@
+"""Collapsed sparse GP regression: FITC and VFE (Titsias 2009) as one computation.
+
+The power-EP family of Bui, Yan & Turner (2017), as written in Reeb et al. (2018, App. D, eq. 34 and
+eq. 11) with alpha in [0, 1]:
+
+    F_alpha = -log N(y | 0, Qff + alpha * diag(Kff - Qff) + noise * I)
+              + (1 - alpha) / (2 alpha) * sum_i log(1 + alpha * lambda_i / noise),
+
+    lambda_i = k(x_i, x_i) - Q_ii,   Qff = Kfu Kuu^{-1} Kuf.
+
+alpha = 1 is FITC (Snelson & Ghahramani 2006: the trace term vanishes); alpha -> 0 is VFE, the negative
+Titsias bound -log N(y | 0, Qff + noise I) + sum_i lambda_i / (2 noise). The optimal / implied q(u) is
+N(a_M, B_MM) with Q_MM = Kuu + Kuf D^{-1} Kfu, D = alpha Lambda + noise I (Reeb et al. eq. 11):
+a_M = Kuu Q_MM^{-1} Kuf D^{-1} y, B_MM = Kuu Q_MM^{-1} Kuu; predictions project it through p(f|u).
+
+Everything is a function of Kuu, Kuf, diag Kff, the noise variance and y, so other objectives (PAC-GP)
+can reuse it. Numerics: one Cholesky of Kuu + jitter I (the caller chooses the jitter, see
+`default_jitter`) and one of B = I + A D^{-1} A^T (A = L^{-1} Kuf), whose eigenvalues are >= 1, so
+it never needs jitter; no matrix is inverted explicitly.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+# Kuu's Cholesky jitter, relative to the mean of its diagonal (the prior variance).
+RELATIVE_JITTER = {torch.float64: 1e-6, torch.float32: 1e-4}
+
+
+def default_jitter(Kuu: torch.Tensor) -> torch.Tensor:
+    return RELATIVE_JITTER.get(Kuu.dtype, 1e-4) * Kuu.diagonal().mean()
+
+
+@dataclass
+class CollapsedTerms:
+    L: torch.Tensor  # chol(Kuu + jitter I)
+    A: torch.Tensor  # L^{-1} Kuf (M x N)
+    lam: torch.Tensor  # lambda_i = Kff_ii - Q_ii (>= 0)
+    d: torch.Tensor  # alpha * lambda + noise
+    LB: torch.Tensor  # chol(I + A D^{-1} A^T)
+    c: torch.Tensor  # LB^{-1} A D^{-1} y
+    y: torch.Tensor
+    noise: torch.Tensor
+    alpha: float
+
+
+def collapsed_terms(Kuu, Kuf, kff_diag, noise, y, alpha: float = 1.0, jitter=0.0) -> CollapsedTerms:
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+    M = Kuu.shape[-1]
+    eye = torch.eye(M, dtype=Kuu.dtype, device=Kuu.device)
+    L = torch.linalg.cholesky(Kuu + jitter * eye)
+    A = torch.linalg.solve_triangular(L, Kuf, upper=False)
+    # rounding can make Q_ii exceed K_ii by ~eps; lambda is a variance
+    lam = (kff_diag - A.square().sum(0)).clamp_min(0.0)
+    d = alpha * lam + noise
+    Aw = A / d.sqrt()
+    LB = torch.linalg.cholesky(eye + Aw @ Aw.T)
+    c = torch.linalg.solve_triangular(LB, (Aw @ (y / d.sqrt())).unsqueeze(-1), upper=False).squeeze(-1)
+    return CollapsedTerms(L, A, lam, d, LB, c, y, noise, alpha)
+
+
+def neg_log_marginal(t: CollapsedTerms) -> torch.Tensor:
+    """F_alpha (a sum over the N points, not a mean)."""
+    n = t.y.shape[0]
+    logdet = t.d.log().sum() + 2.0 * t.LB.diagonal().log().sum()
+    quad = (t.y.square() / t.d).sum() - t.c.square().sum()
+    nlml = 0.5 * (n * math.log(2 * math.pi) + logdet + quad)
+    if t.alpha == 0.0:
+        trace = 0.5 * t.lam.sum() / t.noise
+    elif t.alpha < 1.0:
+        trace = (1.0 - t.alpha) / (2.0 * t.alpha) * torch.log1p(t.alpha * t.lam / t.noise).sum()
+    else:
+        trace = 0.0
+    return nlml + trace
+
+
+def sparse_gp_neg_log_marginal(Kuu, Kuf, kff_diag, noise, y, alpha: float = 1.0, jitter=0.0) -> torch.Tensor:
+    """FITC (alpha=1), VFE (alpha=0) or power-EP (between) training objective; see the module docstring."""
+    return neg_log_marginal(collapsed_terms(Kuu, Kuf, kff_diag, noise, y, alpha, jitter))
+
+
+def q_u(t: CollapsedTerms) -> tuple[torch.Tensor, torch.Tensor]:
+    """(a_M, R) with q(u) = N(a_M, R R^T): a_M = L LB^{-T} c, B_MM = L B^{-1} L^T."""
+    R = torch.linalg.solve_triangular(t.LB, t.L.T, upper=False).T  # L LB^{-T}
+    return R @ t.c, R
+
+
+def predict(t: CollapsedTerms, Kus: torch.Tensor, kss_diag: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mean and variance of q(f*) = int p(f*|u) q(u) du (without the noise): with a* = L^{-1} Ku*,
+    mean = (LB^{-1} a*)^T c and var = k** - |a*|^2 + |LB^{-1} a*|^2."""
+    a = torch.linalg.solve_triangular(t.L, Kus, upper=False)
+    b = torch.linalg.solve_triangular(t.LB, a, upper=False)
+    mean = b.T @ t.c
+    var = (kss_diag - a.square().sum(0) + b.square().sum(0)).clamp_min(0.0)
+    return mean, var

@@ -1,0 +1,54 @@
+"""Collapsed SGPR (Titsias 2009) and the bundle shared with FITC: only the kernel hyperparameters, the
+noise and Z are trained; q(u) is the optimum for them, computed in closed form (models/collapsed.py)."""
+
+from __future__ import annotations
+
+import gpytorch
+import torch
+
+from . import collapsed
+from .base import ModelBundle
+from .svgp import initial_inducing_points, make_kernel
+
+
+class CollapsedBundle(ModelBundle):
+    """Kernel + Z + Gaussian noise, trained on F_alpha / N (alpha=0: SGPR, alpha=1: FITC).
+    Full batch only: the objective and the predictive need all the training data, kept as buffers."""
+
+    def __init__(self, kernel, Z: torch.Tensor, likelihood, X_train, y_train, alpha: float, learn_inducing=True):
+        super().__init__()
+        self.kernel, self.likelihood, self.alpha = kernel, likelihood, float(alpha)
+        self.Z = torch.nn.Parameter(Z.clone(), requires_grad=learn_inducing)
+        self.register_buffer("X_train", X_train, persistent=False)
+        self.register_buffer("y_train", y_train, persistent=False)
+        self.num_inducing = int(Z.shape[0])
+
+    def terms(self, X: torch.Tensor, y: torch.Tensor) -> collapsed.CollapsedTerms:
+        Kuu = self.kernel(self.Z).to_dense()
+        Kuf = self.kernel(self.Z, X).to_dense()
+        kff = self.kernel(X, diag=True)
+        return collapsed.collapsed_terms(Kuu, Kuf, kff, self.noise, y, self.alpha, collapsed.default_jitter(Kuu))
+
+    def loss(self, X, y):
+        return collapsed.neg_log_marginal(self.terms(X, y)) / X.shape[0]
+
+    @torch.no_grad()
+    def predict_f(self, X):
+        t = self.terms(self.X_train, self.y_train)
+        return collapsed.predict(t, self.kernel(self.Z, X).to_dense(), self.kernel(X, diag=True))
+
+
+def build_collapsed(cfg, X_train: torch.Tensor, y_train: torch.Tensor, alpha: float) -> CollapsedBundle:
+    model_cfg = cfg.model
+    kernel = make_kernel(model_cfg.kernel, X_train.shape[1] if model_cfg.ard else None, model_cfg.matern_nu)
+    kernel.base_kernel.lengthscale = model_cfg.lengthscale_init
+    kernel.outputscale = model_cfg.outputscale_init
+    Z = initial_inducing_points(X_train, model_cfg.num_inducing, model_cfg.inducing_init, cfg.seed)
+    likelihood = gpytorch.likelihoods.GaussianLikelihood()
+    likelihood.noise = model_cfg.noise_init
+    return CollapsedBundle(kernel, Z, likelihood, X_train, y_train, alpha, model_cfg.learn_inducing)
+
+
+def build_sgpr(cfg, X_train: torch.Tensor, y_train: torch.Tensor) -> CollapsedBundle:
+    """Titsias (2009): the collapsed ELBO, alpha = 0."""
+    return build_collapsed(cfg, X_train, y_train, alpha=0.0)

@@ -1,0 +1,59 @@
+"""Square-loss DLM bundle: kernel + Z, with m at its closed-form optimum (objectives/sq_dlm.py) for the
+current hyperparameters. Joint: the profiled J*(theta, Z) / N is minimised over the kernel
+hyperparameters and Z; fixed: everything is taken from a trained SVGP and nothing is left to train.
+The paper defines no predictive variance for it, so `predict_f` returns only the mean (var = None)."""
+
+from __future__ import annotations
+
+import torch
+
+from ..objectives.sq_dlm import sq_dlm_solve
+from . import collapsed
+from .base import ModelBundle
+from .svgp import initial_inducing_points, make_kernel
+
+
+class SqDLMBundle(ModelBundle):
+    likelihood_name = None  # square loss, no likelihood
+
+    def __init__(self, kernel, Z: torch.Tensor, X_train, y_train, beta: float, learn_inducing=True):
+        super().__init__()
+        self.kernel, self.beta = kernel, float(beta)
+        self.Z = torch.nn.Parameter(Z.clone(), requires_grad=learn_inducing)
+        self.register_buffer("X_train", X_train, persistent=False)
+        self.register_buffer("y_train", y_train, persistent=False)
+        self.num_inducing = int(Z.shape[0])
+
+    def solve(self, X, y):
+        Kuu = self.kernel(self.Z).to_dense()
+        return sq_dlm_solve(Kuu, self.kernel(self.Z, X).to_dense(), y, self.beta, collapsed.default_jitter(Kuu))
+
+    def loss(self, X, y):
+        return self.solve(X, y).loss / X.shape[0]
+
+    @torch.no_grad()
+    def predict_f(self, X):
+        sol = self.solve(self.X_train, self.y_train)
+        a = torch.linalg.solve_triangular(sol.L, self.kernel(self.Z, X).to_dense(), upper=False)
+        return a.T @ sol.v, None  # K_*u Kuu^{-1} m* = (L^{-1} Ku*)^T v*
+
+    @property
+    def noise(self):
+        return None
+
+    def adopt_hyperparameters(self, pretrained) -> None:
+        """Fixed sq-DLM: the SVGP's kernel and Z, frozen (m stays in closed form)."""
+        self.kernel.load_state_dict(pretrained.model.covar_module.state_dict())
+        with torch.no_grad():
+            self.Z.copy_(pretrained.model.variational_strategy.inducing_points)
+        for p in self.parameters():
+            p.requires_grad_(False)
+
+
+def build_sq_dlm(cfg, X_train: torch.Tensor, y_train: torch.Tensor) -> SqDLMBundle:
+    model_cfg = cfg.model
+    kernel = make_kernel(model_cfg.kernel, X_train.shape[1] if model_cfg.ard else None, model_cfg.matern_nu)
+    kernel.base_kernel.lengthscale = model_cfg.lengthscale_init
+    kernel.outputscale = model_cfg.outputscale_init
+    Z = initial_inducing_points(X_train, model_cfg.num_inducing, model_cfg.inducing_init, cfg.seed)
+    return SqDLMBundle(kernel, Z, X_train, y_train, cfg.objective.beta, model_cfg.learn_inducing)
