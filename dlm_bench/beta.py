@@ -20,6 +20,17 @@ def beta_grid(n: int, min_beta: float = 0.01) -> list[float]:
     return grid
 
 
+def apply_beta_grid_flag(objective_cfg) -> None:
+    """A method that does not use beta (objective.beta_grid=false) takes part in a beta_index sweep once,
+    at index 0 with its own beta; other indices are skipped, so it is not run once per grid point."""
+    k = objective_cfg.beta_index
+    if k is None or objective_cfg.beta_grid:
+        return
+    if k != 0:
+        raise OutsideBetaGrid(f"objective.beta_index={k} skipped: this method does not use the beta grid")
+    objective_cfg.beta_index = None
+
+
 def resolve_beta(objective_cfg, n_train: int) -> float:
     """objective.beta, or n / 2^beta_index when a grid index is given."""
     k = objective_cfg.beta_index

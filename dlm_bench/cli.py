@@ -87,7 +87,7 @@ def cmd_run(args) -> int:
     m, t = record.metrics, record.train
 
     def fmt(v):
-        return "nan" if v is None else f"{v:.4f}"
+        return "-" if v is None else f"{v:.4f}"
 
     print(
         f"{record.dataset} {record.model} {record.objective} beta={record.beta:g} "

@@ -86,6 +86,8 @@ class ObjectiveConfig:
     # `beta` when set. Sweep with e.g. objective.beta_index='range(0,20)'; points below min_beta are skipped.
     beta_index: Optional[int] = None
     min_beta: float = 0.01
+    # false for methods without a beta (ELBO at beta=1, SGPR, FITC): in a beta_index sweep they run once
+    beta_grid: bool = True
     hyperparameters: Hyperparameters = Hyperparameters.joint
 
 
@@ -105,6 +107,8 @@ class TrainerConfig:
     window: int = 50
     tol: float = 1e-4
     progress: Progress = Progress.auto
+    # every k iterations, also record test metrics (test_nll, test_mse) in curve.csv (learning curves)
+    track_every: Optional[int] = None
 
 
 @dataclass
@@ -163,7 +167,7 @@ class Config:
     run_dir: Optional[str] = None  # None: <results_dir>/<experiment>/<name derived from the config>
 
 
-GROUPS = ("dataset", "model", "objective", "estimator", "trainer", "protocol", "launcher")
+GROUPS = ("dataset", "model", "objective", "estimator", "trainer", "protocol", "launcher", "method")
 
 
 def register_configs() -> None:

@@ -67,7 +67,7 @@ def write_run_json(run_dir: Path, record: RunRecord) -> Path:
 
 def write_curve_csv(run_dir: Path, rows: list[dict]) -> Path:
     path = Path(run_dir) / "curve.csv"
-    columns = list(rows[0]) if rows else ["iteration", "wall_s", "loss"]
+    columns = list(dict.fromkeys(k for row in rows for k in row)) if rows else ["iteration", "wall_s", "loss"]
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
     writer.writeheader()

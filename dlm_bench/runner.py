@@ -15,7 +15,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from . import data, methods
-from .beta import OutsideBetaGrid, resolve_beta
+from .beta import OutsideBetaGrid, apply_beta_grid_flag, resolve_beta
 from .config import Hyperparameters
 from .errors import ConfigError
 from .evaluate import regression_metrics
@@ -98,6 +98,24 @@ def check_config(cfg: DictConfig) -> None:
         raise ConfigError(f"model.noise_init must be > 1e-4 (the noise constraint), got {cfg.model.noise_init}")
 
 
+def tracking(cfg: DictConfig, bundle, prep: Prepared) -> dict:
+    """Trainer.fit arguments that record test metrics along training (trainer.track_every)."""
+    k = cfg.trainer.track_every
+    if not k:
+        return {}
+    if k < 1:
+        raise ConfigError(f"trainer.track_every must be >= 1 or null, got {k}")
+    X, y = prep.tensors["test"]
+    y_scale = float(np.asarray(prep.split.y_stats.std).reshape(-1)[0])
+
+    def track() -> dict:
+        metrics = regression_metrics(bundle, X, y, y_scale, "test")
+        bundle.train()
+        return {m: metrics[m] for m in ("test_nll", "test_mse") if m in metrics}
+
+    return {"track": track, "track_every": k}
+
+
 def failure_record(cfg: DictConfig, err: BaseException) -> tuple[RunRecord, Path]:
     """Record a run that could not start (bad data/config for this grid point) as failed."""
     run_dir = run_dir_for(cfg)
@@ -131,6 +149,7 @@ def failure_record(cfg: DictConfig, err: BaseException) -> tuple[RunRecord, Path
 def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
     """Run one configuration and write its run directory. Never raises for a failure inside the run:
     the record says `failed` (with the error) or `diverged`; config and data errors do raise."""
+    apply_beta_grid_flag(cfg.objective)
     check_config(cfg)
     device = resolve_device(cfg.device.value)
     dtype = {"float32": torch.float32, "float64": torch.float64}[cfg.dtype.value]
@@ -178,7 +197,7 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
             bundle.train()
             params = bundle.trainable_parameters()
             if params:
-                result = trainer.fit(bundle.loss, params, X_train, y_train)
+                result = trainer.fit(bundle.loss, params, X_train, y_train, **tracking(cfg, bundle, prep))
             else:
                 result = methods.evaluate_only(bundle, X_train, y_train)
         record.status, record.error = result.status, result.error

@@ -37,10 +37,14 @@ def _set_threads(cfg: DictConfig) -> int:
 
 def sweep_job(cfg: DictConfig) -> str:
     """One grid point. Never raises for a failing configuration (it is recorded); returns an OUTCOME."""
-    from .beta import OutsideBetaGrid
+    from .beta import OutsideBetaGrid, apply_beta_grid_flag
     from .runner import execute, failure_record, run_dir_for
 
     _set_threads(cfg)
+    try:
+        apply_beta_grid_flag(cfg.objective)
+    except OutsideBetaGrid:
+        return "outside_grid"
     run_dir = run_dir_for(cfg)
     status = _existing_status(run_dir)
     if status is not None and not cfg.resume.force:

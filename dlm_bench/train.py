@@ -81,8 +81,12 @@ class Trainer:
             seed=seed,
         )
 
-    def fit(self, loss_fn, params, X: torch.Tensor, y: torch.Tensor) -> TrainResult:
-        """Minimise loss_fn(X_batch, y_batch) over `params` with Adam (modules must be in train mode)."""
+    def fit(self, loss_fn, params, X: torch.Tensor, y: torch.Tensor, track=None, track_every: int | None = None) -> TrainResult:
+        """Minimise loss_fn(X_batch, y_batch) over `params` with Adam (modules must be in train mode).
+
+        track: optional callable() -> dict of metrics, called at iteration 1 and every `track_every`
+        iterations (and at the last one); its values are added to that iteration's curve row.
+        """
         params = [p for p in params if p.requires_grad]
         optimizer = torch.optim.Adam(params, lr=self.lr)
         n = X.shape[0]
@@ -114,9 +118,10 @@ class Trainer:
                         return result
                     loss.backward()
                     optimizer.step()
-                    result.curve.append(
-                        {"iteration": result.iterations, "wall_s": time.perf_counter() - start, "loss": loss_value}
-                    )
+                    row = {"iteration": result.iterations, "wall_s": time.perf_counter() - start, "loss": loss_value}
+                    if track is not None and (result.iterations == 1 or result.iterations % track_every == 0):
+                        row.update(track())
+                    result.curve.append(row)
                     bar.update(1)
                     if result.iterations % 25 == 0:
                         bar.set_postfix(loss=f"{loss_value:.4f}", refresh=False)
@@ -139,6 +144,8 @@ class Trainer:
             result.error = f"{type(err).__name__} at iteration {result.iterations + 1}: {str(err).splitlines()[0]}"
             return result
         finally:
+            if track is not None and result.curve and result.status == "ok" and len(result.curve[-1]) <= 3:
+                result.curve[-1].update(track())  # the final state is always tracked
             bar.close()
             result.wall_s = time.perf_counter() - start
             result.final_loss = loss_value

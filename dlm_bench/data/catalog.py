@@ -150,6 +150,17 @@ register(DatasetSpec(
     source=f"test file sha256 verified; training file: {NO_COPY}",
 ))
 
+def _sarcos_test(paths):
+    t = P.read_mat_variable(paths[0], "sarcos_inv_test").astype(np.float64)
+    return t[:, :21], t[:, 21], SARCOS_COLUMNS
+
+
+register(DatasetSpec(
+    "sarcos_test", "regression", ("dlm",), (4449, 21), _sarcos_test, files=(_SARCOS_TEST,),
+    description="SARCOS GPML test file alone (4449 rows), target joint 1: an offline stand-in for smoke runs",
+    source="sha256 verified against offline copy",
+))
+
 CREEP_RAW = gh(SAVIGP, "data/matlab_code_data/creep.data", "ad11b5c0d66529cab87099ffb28851dd41a7ac908e94c9e44754c69ac69afc2a", "creep/raw/creep.data")
 
 

@@ -8,8 +8,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from .collect import collect
-from .figures import make_figure
-from .specs import SPECS, FigureSpec, TableSpec, default_specs
+from .figures import make_curve_figure, make_figure
+from .specs import SPECS, CurveSpec, FigureSpec, TableSpec, default_specs
 from .tables import SERIES, apply_methods, mean_se, pivot_for_markdown, to_markdown
 
 
@@ -59,8 +59,8 @@ def build_report(dirs, out: Path, paper: str | None = None) -> dict:
                     f"# {experiment}: {spec.name}\n\nmean ± standard error over seeds\n\n{to_markdown(md)}"
                 )
                 made["tables"] += [stem.with_suffix(".csv"), stem.with_suffix(".md")]
-            elif isinstance(spec, FigureSpec):
-                fig = make_figure(sub, spec)
+            elif isinstance(spec, (FigureSpec, CurveSpec)):
+                fig = make_figure(sub, spec) if isinstance(spec, FigureSpec) else make_curve_figure(sub, spec)
                 for ext in (".png", ".pdf"):
                     fig.savefig(stem.with_suffix(ext), dpi=130)
                 plt.close(fig)

@@ -22,8 +22,10 @@ def find_run_files(dirs) -> list[Path]:
 
 
 def method_label(rec: dict) -> str:
-    """Default method name: model-objective, '-fixed' for fixed hyperparameters, the estimator if not exact."""
-    label = f"{rec.get('model')}-{rec.get('objective')}"
+    """Default method name: model-objective ('sgpr', 'fitc' for the collapsed models), '-fixed' for fixed
+    hyperparameters, the estimator if not exact."""
+    model = rec.get("model")
+    label = model if model in ("sgpr", "fitc") else f"{model}-{rec.get('objective')}"
     if rec.get("hyperparameters") == "fixed":
         label += "-fixed"
     if rec.get("estimator") not in (None, "exact"):
@@ -31,8 +33,26 @@ def method_label(rec: dict) -> str:
     return label
 
 
+CONFIG_SKIP = ("launcher", "resume", "results_dir", "run_dir")
+
+
+def _flat_config(d: dict, prefix: str = "cfg") -> dict:
+    """config.a.b -> column 'cfg.a.b' (so specs can filter on any setting); lists become strings."""
+    out = {}
+    for k, v in d.items():
+        if prefix == "cfg" and k in CONFIG_SKIP:
+            continue
+        key = f"{prefix}.{k}"
+        if isinstance(v, dict):
+            out.update(_flat_config(v, key))
+        else:
+            out[key] = json.dumps(v) if isinstance(v, (list, tuple)) else v
+    return out
+
+
 def flatten(rec: dict, path: Path) -> dict:
     row = {k: v for k, v in rec.items() if k not in NESTED}
+    row.update(_flat_config(rec.get("config") or {}))
     row.update(rec.get("metrics") or {})
     row.update({f"train_{k}": v for k, v in (rec.get("train") or {}).items()})
     row["git"] = (rec.get("env") or {}).get("git")

@@ -27,6 +27,18 @@ class FigureSpec:
 
 
 @dataclass(frozen=True)
+class CurveSpec:
+    """Learning curves from each run's curve.csv: `metric` against `x` (iteration or wall_s), one panel
+    per dataset, one line per method, mean ± standard error over seeds at each logged x."""
+
+    name: str
+    metric: str
+    methods: tuple[MethodSpec, ...] = ()
+    x: str = "iteration"
+    title: str = ""
+
+
+@dataclass(frozen=True)
 class TableSpec:
     name: str
     by: tuple[str, ...]  # columns that split the table (besides the method)
@@ -51,7 +63,67 @@ DEMO_SPECS = (
     TableSpec("selected_beta", by=("dataset",), metrics=("test_nll", "test_mse", "beta"), methods=DEMO_METHODS),
 )
 
-SPECS: dict[str, tuple] = {"dlm_demo": DEMO_SPECS, "dlm_demo_smoke": DEMO_SPECS}
+# --- DLM paper, regression (Wei et al. 2021, Fig. 1(a)-(c), supplement Figs. 1, 2, 15) ---------------
+EXACT = (("estimator", "exact"),)
+DLM_NLL_METHODS = (
+    MethodSpec("SVGP (ELBO)", where(model="svgp", objective="elbo", beta=1.0) + EXACT),
+    MethodSpec("beta-ELBO", where(model="svgp", objective="elbo") + EXACT, select_by="val_nll"),
+    MethodSpec("SGPR", where(model="sgpr")),
+    MethodSpec("FITC", where(model="fitc")),
+    MethodSpec("DLM (joint)", where(objective="dlm", hyperparameters="joint") + EXACT, select_by="val_nll"),
+    MethodSpec("DLM (fixed)", where(objective="dlm", hyperparameters="fixed") + EXACT, select_by="val_nll"),
+)
+DLM_MSE_METHODS = DLM_NLL_METHODS + (
+    MethodSpec("sq-DLM (joint)", where(objective="sq_dlm", hyperparameters="joint"), select_by="val_mse"),
+    MethodSpec("sq-DLM (fixed)", where(objective="sq_dlm", hyperparameters="fixed"), select_by="val_mse"),
+)
+DLM_BETA_METHODS = (  # no selection: every beta of the grid is a point on the x axis
+    MethodSpec("beta-ELBO", where(model="svgp", objective="elbo") + EXACT),
+    MethodSpec("DLM (joint)", where(objective="dlm", hyperparameters="joint") + EXACT),
+    MethodSpec("DLM (fixed)", where(objective="dlm", hyperparameters="fixed") + EXACT),
+)
+BY_TRAIN_SIZE = (
+    FigureSpec("nll_vs_train_size", x="train_size", metrics=("test_nll",), methods=DLM_NLL_METHODS, xscale="log",
+               xlabel="training size", title="test NLL (beta selected on validation)"),
+    FigureSpec("mse_vs_train_size", x="train_size", metrics=("test_mse",), methods=DLM_MSE_METHODS, xscale="log",
+               xlabel="training size", title="test MSE (beta selected on validation)"),
+    TableSpec("by_train_size", by=("dataset", "train_size"), metrics=("test_nll", "test_mse", "beta"),
+              methods=DLM_MSE_METHODS),
+)
+BY_BETA = (
+    FigureSpec("nll_vs_beta", x="beta", metrics=("test_nll",), methods=DLM_BETA_METHODS, xscale="log",
+               title="test NLL as a function of beta"),
+    TableSpec("by_beta", by=("dataset", "train_size", "beta"), metrics=("test_nll", "val_nll"),
+              methods=DLM_BETA_METHODS),
+    TableSpec("selected_beta", by=("dataset", "train_size"), metrics=("test_nll", "beta"),
+              methods=tuple(MethodSpec(m.label, m.where, select_by="val_nll") for m in DLM_BETA_METHODS)),
+)
+BMC_CURVES = tuple(
+    MethodSpec(label, where(objective="dlm", estimator=est, **({"cfg.estimator.num_samples": L} if L else {})))
+    for label, est, L in (("exact", "exact", None), ("bMC-1", "bmc", 1), ("bMC-10", "bmc", 10), ("bMC-100", "bmc", 100))
+)
+FIG15 = (
+    CurveSpec("learning_curves", metric="test_nll", methods=BMC_CURVES,
+              title="log-loss DLM, beta = 0.1: exact vs bMC (test NLL during training)"),
+    TableSpec("final", by=("dataset",), metrics=("test_nll", "test_mse", "train_wall_s"), methods=BMC_CURVES),
+)
+
+SPECS: dict[str, tuple] = {
+    "dlm_demo": DEMO_SPECS,
+    "dlm_demo_smoke": DEMO_SPECS,
+    "dlm_fig1ab": BY_TRAIN_SIZE,
+    "dlm_fig1ab_smoke": BY_TRAIN_SIZE,
+    "dlm_supp_pol": BY_TRAIN_SIZE,
+    "dlm_supp_pol_smoke": BY_TRAIN_SIZE,
+    "dlm_supp_cadata": BY_TRAIN_SIZE,
+    "dlm_supp_cadata_smoke": BY_TRAIN_SIZE,
+    "dlm_supp_song": BY_TRAIN_SIZE,
+    "dlm_fig1c": BY_BETA,
+    "dlm_fig1c_smoke": BY_BETA,
+    "dlm_supp_beta_cadata": BY_BETA,
+    "dlm_supp_fig15": FIG15,
+    "dlm_supp_fig15_smoke": FIG15,
+}
 
 
 def default_specs(df) -> tuple:
