@@ -44,3 +44,16 @@ def test_select_beta_picks_validation_minimum_per_group():
         expected = ok.loc[ok.val_nll.idxmin()]
         got = chosen[chosen.seed == seed].iloc[0]
         assert got.beta == expected.beta and got.test_nll == expected.test_nll
+
+
+def test_methods_without_beta_run_once_in_a_beta_grid_sweep():
+    from dlm_bench.beta import apply_beta_grid_flag
+
+    once = ObjectiveConfig(beta_index=0, beta_grid=False)
+    apply_beta_grid_flag(once)
+    assert once.beta_index is None and once.beta == 1.0
+    with pytest.raises(OutsideBetaGrid):
+        apply_beta_grid_flag(ObjectiveConfig(beta_index=3, beta_grid=False))
+    swept = ObjectiveConfig(beta_index=3, beta_grid=True)
+    apply_beta_grid_flag(swept)
+    assert swept.beta_index == 3

@@ -87,3 +87,34 @@ def test_build_report_writes_everything_and_lists_missing_points(tmp_path):
     assert len(df) == 17
     index = (tmp_path / "out" / "index.md").read_text()
     assert "'method': 'svgp-dlm', 'beta': 1.0" in index and "2 of 3 seeds" in index
+
+
+def test_curve_figure_averages_tracked_metrics_over_seeds(tmp_path):
+    from dlm_bench.report.figures import make_curve_figure
+    from dlm_bench.report.specs import CurveSpec
+
+    write_runs(tmp_path)
+    df = collect([tmp_path])
+    expected = {}
+    for run_dir, seed, objective in zip(df.run_dir, df.seed, df.objective):
+        curve = pd.DataFrame({"iteration": [1, 10, 20], "loss": [3.0, 2.0, 1.0],
+                              "test_nll": [2.0 + seed, 1.0 + seed, np.nan]})
+        curve.to_csv(f"{run_dir}/curve.csv", index=False)
+    fig = make_curve_figure(df[df.beta == 1.0], CurveSpec("c", metric="test_nll"))
+    (ax,) = fig.axes
+    lines = {l.get_label(): l for l in ax.get_lines()}
+    assert set(lines) == {"svgp-elbo", "svgp-dlm"}
+    line = lines["svgp-dlm"]
+    assert list(line.get_xdata()) == [1, 10]  # NaN (untracked) rows are dropped
+    assert list(line.get_ydata()) == pytest.approx([2.0 + 1.0, 1.0 + 1.0])  # mean over seeds 0, 1, 2
+
+
+def test_collect_flattens_config_for_filtering(tmp_path):
+    write_runs(tmp_path)
+    d = next(tmp_path.glob("synthetic/*/"))
+    rec = json.loads((d / "run.json").read_text())
+    rec["config"] = {"estimator": {"name": "bmc", "num_samples": 10}, "launcher": {"setup": ["x"]}}
+    (d / "run.json").write_text(json.dumps(rec))
+    df = collect([tmp_path])
+    assert df["cfg.estimator.num_samples"].dropna().tolist() == [10]
+    assert not any(c.startswith("cfg.launcher") for c in df.columns)
