@@ -52,12 +52,27 @@ def sweep_job(cfg: DictConfig) -> str:
             return "skipped"
     try:
         record, _ = execute(cfg)
+        _progress(run_dir, record.status, record.metrics, record.train.get("wall_s"))
         return record.status
     except OutsideBetaGrid:
         return "outside_grid"
     except Exception as err:  # config/data errors of this grid point: recorded, the sweep goes on
         failure_record(cfg, err)
+        _progress(run_dir, "failed", {}, None, f"{type(err).__name__}: {err}")
         return "failed"
+
+
+def _progress(run_dir: Path, status: str, metrics: dict, wall_s, error: str | None = None) -> None:
+    """One line per finished job (jobs may run in other processes; each prints its own line)."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        num = f"#{HydraConfig.get().job.num} "
+    except Exception:  # outside a Hydra job
+        num = ""
+    shown = " ".join(f"{k}={metrics[k]:.4f}" for k in ("test_nll", "test_mse", "test_error") if k in metrics)
+    extra = f" ({wall_s:.1f} s)" if wall_s is not None else ""
+    print(f"[dlm-bench] {num}{status} {run_dir.name} {shown}{extra}{' ' + error if error else ''}", flush=True)
 
 
 def run_sweep(overrides: list[str]) -> Counter:
