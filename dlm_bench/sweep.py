@@ -113,5 +113,5 @@ def summary_line(counts: Counter) -> str:
         f"{run} run ({counts['ok']} ok, {counts['diverged']} diverged, {counts['failed']} failed)",
     ]
     if counts["outside_grid"]:
-        parts.append(f"{counts['outside_grid']} outside the beta grid")
+        parts.append(f"{counts['outside_grid']} not applicable (beyond the beta grid, or a method without beta)")
     return "sweep: " + ", ".join(parts)
