@@ -451,13 +451,8 @@ register(DatasetSpec(
 ))
 
 
-def _stock(paths):
-    X, y = P.read_lgm_mat(paths[0])
-    return X, y, [f"x{i + 1}" for i in range(X.shape[1])]
-
-
 register(DatasetSpec(
-    "stock", "ordinal", ("sggpm",), (950, 9), _stock,
+    "stock", "ordinal", ("sggpm",), (950, 9), _lgm,
     files=(gh(LGM, "data/glm_test_data_ordinal_stocks.mat", "28505643d217f6405d826dca41250a100ccbafcc359f3400de4721412d10fbd0",
               "stock/lgm_fp_inf/glm_test_data_ordinal_stocks.mat"),),
     description="stocks ordinal regression (Chu & Ghahramani), 5 levels 1..5; X z-scored upstream",

@@ -8,7 +8,7 @@ import torch
 
 from . import collapsed
 from .base import ModelBundle
-from .svgp import initial_inducing_points, make_kernel
+from .svgp import initial_kernel_and_inducing
 
 
 class CollapsedBundle(ModelBundle):
@@ -40,10 +40,7 @@ class CollapsedBundle(ModelBundle):
 
 def build_collapsed(cfg, X_train: torch.Tensor, y_train: torch.Tensor, alpha: float) -> CollapsedBundle:
     model_cfg = cfg.model
-    kernel = make_kernel(model_cfg.kernel, X_train.shape[1] if model_cfg.ard else None, model_cfg.matern_nu)
-    kernel.base_kernel.lengthscale = model_cfg.lengthscale_init
-    kernel.outputscale = model_cfg.outputscale_init
-    Z = initial_inducing_points(X_train, model_cfg.num_inducing, model_cfg.inducing_init, cfg.seed)
+    kernel, Z = initial_kernel_and_inducing(cfg, X_train)
     likelihood = gpytorch.likelihoods.GaussianLikelihood()
     likelihood.noise = model_cfg.noise_init
     return CollapsedBundle(kernel, Z, likelihood, X_train, y_train, alpha, model_cfg.learn_inducing)

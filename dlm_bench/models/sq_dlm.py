@@ -10,7 +10,7 @@ import torch
 from ..objectives.sq_dlm import sq_dlm_solve
 from . import collapsed
 from .base import ModelBundle
-from .svgp import initial_inducing_points, make_kernel
+from .svgp import initial_kernel_and_inducing
 
 
 class SqDLMBundle(ModelBundle):
@@ -52,8 +52,5 @@ class SqDLMBundle(ModelBundle):
 
 def build_sq_dlm(cfg, X_train: torch.Tensor, y_train: torch.Tensor) -> SqDLMBundle:
     model_cfg = cfg.model
-    kernel = make_kernel(model_cfg.kernel, X_train.shape[1] if model_cfg.ard else None, model_cfg.matern_nu)
-    kernel.base_kernel.lengthscale = model_cfg.lengthscale_init
-    kernel.outputscale = model_cfg.outputscale_init
-    Z = initial_inducing_points(X_train, model_cfg.num_inducing, model_cfg.inducing_init, cfg.seed)
+    kernel, Z = initial_kernel_and_inducing(cfg, X_train)
     return SqDLMBundle(kernel, Z, X_train, y_train, cfg.objective.beta, model_cfg.learn_inducing)

@@ -93,12 +93,19 @@ def _is_variational(name: str) -> bool:
     return "_variational_distribution" in name or "variational_params_initialized" in name
 
 
-def build_svgp(cfg, X_train: torch.Tensor, y_train: torch.Tensor) -> SVGPBundle:
+def initial_kernel_and_inducing(cfg, X_train: torch.Tensor):
+    """The kernel (model.kernel, ard, initial lengthscale / outputscale) and initial Z every sparse model starts from."""
     model_cfg = cfg.model
     kernel = make_kernel(model_cfg.kernel, X_train.shape[1] if model_cfg.ard else None, model_cfg.matern_nu)
     kernel.base_kernel.lengthscale = model_cfg.lengthscale_init
     kernel.outputscale = model_cfg.outputscale_init
     Z = initial_inducing_points(X_train, model_cfg.num_inducing, model_cfg.inducing_init, cfg.seed)
+    return kernel, Z
+
+
+def build_svgp(cfg, X_train: torch.Tensor, y_train: torch.Tensor) -> SVGPBundle:
+    model_cfg = cfg.model
+    kernel, Z = initial_kernel_and_inducing(cfg, X_train)
     model = SVGP(Z, kernel, model_cfg.mean, model_cfg.learn_inducing, model_cfg.whiten)
     likelihood = gpytorch.likelihoods.GaussianLikelihood()
     likelihood.noise = model_cfg.noise_init
