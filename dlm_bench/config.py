@@ -169,6 +169,9 @@ class Config:
 
 
 GROUPS = ("dataset", "model", "objective", "estimator", "trainer", "protocol", "launcher")
+# Sweep helpers (# @package _global_, after `experiment` in the defaults list): `dlm_data` = a dataset with
+# the DLM paper's M; `method` = an objective + estimator + hyperparameter combination
+GROUPS += ("dlm_data", "method")
 
 
 def register_configs() -> None:

@@ -51,7 +51,36 @@ DEMO_SPECS = (
     TableSpec("selected_beta", by=("dataset",), metrics=("test_nll", "test_mse", "beta"), methods=DEMO_METHODS),
 )
 
-SPECS: dict[str, tuple] = {"dlm_demo": DEMO_SPECS, "dlm_demo_smoke": DEMO_SPECS}
+# DLM paper, non-conjugate sGP (supplement Figs. 3-6, Fig. 1(d)(e)): one line per method vs training size
+def glm_methods(dlm_estimator: str) -> tuple[MethodSpec, ...]:
+    return (
+        MethodSpec("ELBO (beta=1)", where(objective="elbo", beta=1.0)),
+        MethodSpec("beta-ELBO", where(objective="elbo"), select_by="val_nll"),
+        MethodSpec("DLM", where(objective="dlm", hyperparameters="joint", estimator=dlm_estimator), select_by="val_nll"),
+        MethodSpec("fixed-DLM", where(objective="dlm", hyperparameters="fixed", estimator=dlm_estimator),
+                   select_by="val_nll"),
+    )
+
+
+def glm_specs(metric: str, dlm_estimator: str, fig_nll: str, fig_metric: str) -> tuple:
+    methods = glm_methods(dlm_estimator)
+    return (
+        FigureSpec(f"{fig_nll}_nll_vs_train_size", x="train_size", metrics=("test_nll",), methods=methods,
+                   xlabel="training size", title=f"{fig_nll}: mean test NLL (beta selected on validation NLL)"),
+        FigureSpec(f"{fig_metric}_{metric.removeprefix('test_')}_vs_train_size", x="train_size", metrics=(metric,),
+                   methods=methods, xlabel="training size", title=f"{fig_metric}: {metric}"),
+        TableSpec("selected", by=("dataset", "train_size"), metrics=("test_nll", metric, "beta"), methods=methods),
+    )
+
+
+CLS_SPECS = glm_specs("test_error", "exact", "suppl_fig3", "suppl_fig4")
+COUNT_SPECS = glm_specs("test_mre", "bmc", "suppl_fig5", "suppl_fig6")
+
+SPECS: dict[str, tuple] = {
+    "dlm_demo": DEMO_SPECS, "dlm_demo_smoke": DEMO_SPECS,
+    "dlm_classification": CLS_SPECS, "dlm_classification_smoke": CLS_SPECS,
+    "dlm_count": COUNT_SPECS, "dlm_count_smoke": COUNT_SPECS,
+}
 
 
 def default_specs(df) -> tuple:
