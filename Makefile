@@ -68,8 +68,9 @@ reproduce-%: $(STAMP)  ## sweep one experiment config (SMOKE=1: its _smoke varia
 report: $(STAMP)  ## report on everything under RESULTS (default results/)
 	$(VENV)/bin/dlm-bench report $(RESULTS)
 
-bench: $(STAMP)  ## benchmarks: Trainer overhead vs a bare GPyTorch loop
+bench: $(STAMP)  ## benchmarks: Trainer overhead vs a bare GPyTorch loop; uPS sampler and ms/iteration uPS vs bMC vs exact
 	$(PY) scripts/bench_trainer.py $(ARGS)
+	$(PY) scripts/bench_ups.py
 
 clean:  ## remove the venv, caches and build outputs (results/ is kept)
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache
