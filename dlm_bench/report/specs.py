@@ -76,7 +76,22 @@ def glm_specs(metric: str, dlm_estimator: str, fig_nll: str, fig_metric: str) ->
 CLS_SPECS = glm_specs("test_error", "exact", "suppl_fig3", "suppl_fig4")
 COUNT_SPECS = glm_specs("test_mre", "bmc", "suppl_fig5", "suppl_fig6")
 
+# Sampler comparisons (supplement Figs. 13-14): learning curves (test metrics vs iterations) per estimator
+SAMPLER_METHODS = (
+    MethodSpec("quadrature (exact gradients)", where(estimator="quadrature")),
+    *(MethodSpec(f"bMC-{L}", where(estimator="bmc", num_samples=L)) for L in (1, 10, 100)),
+    *(MethodSpec(f"uPS-{L}", where(estimator="ups", num_samples=L)) for L in (1, 10)),
+    *(MethodSpec(f"smooth-bMC-{L}", where(estimator="smooth_bmc", num_samples=L)) for L in (1, 10)),
+)
+SAMPLER_COUNT_SPECS = (
+    FigureSpec("suppl_fig13_14_learning_curves", x="train_iterations", metrics=("test_nll", "test_mre"),
+               methods=SAMPLER_METHODS, xlabel="iterations", title="joint DLM: quadrature vs bMC vs uPS vs smooth-bMC"),
+    TableSpec("by_iterations", by=("dataset", "train_iterations"), metrics=("test_nll", "test_mre", "train_wall_s"),
+              methods=SAMPLER_METHODS),
+)
+
 SPECS: dict[str, tuple] = {
+    "dlm_samplers_count": SAMPLER_COUNT_SPECS, "dlm_samplers_count_smoke": SAMPLER_COUNT_SPECS,
     "dlm_demo": DEMO_SPECS, "dlm_demo_smoke": DEMO_SPECS,
     "dlm_classification": CLS_SPECS, "dlm_classification_smoke": CLS_SPECS,
     "dlm_count": COUNT_SPECS, "dlm_count_smoke": COUNT_SPECS,
