@@ -90,7 +90,25 @@ SAMPLER_COUNT_SPECS = (
               methods=SAMPLER_METHODS),
 )
 
+# Airline (Fig. 1(f), supplement Fig. 7; samplers: Fig. 1(i), supplement Figs. 9-12): learning curves per beta
+def airline_specs(methods_for_beta) -> tuple:
+    return tuple(
+        FigureSpec(f"beta{b:g}_learning_curves", x="train_epochs", metrics=("test_nll", "test_error"),
+                   methods=methods_for_beta(b), xlabel="epochs", title=f"airline, beta = {b:g}")
+        for b in (0.1, 1.0, 10.0)
+    ) + (TableSpec("by_epochs", by=("beta", "train_epochs"), metrics=("test_nll", "test_error")),)
+
+
+AIRLINE_SPECS = airline_specs(lambda b: (MethodSpec("beta-ELBO", where(objective="elbo", beta=b)),
+                                         MethodSpec("DLM", where(objective="dlm", beta=b))))
+SAMPLER_AIRLINE_SPECS = airline_specs(lambda b: tuple(
+    MethodSpec("exact" if m.label.startswith("quadrature") else m.label,
+               tuple((k, "exact" if v == "quadrature" else v) for k, v in m.where) + (("beta", b),))
+    for m in SAMPLER_METHODS))
+
 SPECS: dict[str, tuple] = {
+    "dlm_airline": AIRLINE_SPECS, "dlm_airline_smoke": AIRLINE_SPECS,
+    "dlm_samplers_airline": SAMPLER_AIRLINE_SPECS,
     "dlm_samplers_count": SAMPLER_COUNT_SPECS, "dlm_samplers_count_smoke": SAMPLER_COUNT_SPECS,
     "dlm_demo": DEMO_SPECS, "dlm_demo_smoke": DEMO_SPECS,
     "dlm_classification": CLS_SPECS, "dlm_classification_smoke": CLS_SPECS,
