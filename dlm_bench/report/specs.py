@@ -66,7 +66,7 @@ def glm_specs(metric: str, dlm_estimator: str, fig_nll: str, fig_metric: str) ->
     methods = glm_methods(dlm_estimator)
     return (
         FigureSpec(f"{fig_nll}_nll_vs_train_size", x="train_size", metrics=("test_nll",), methods=methods,
-                   xlabel="training size", title=f"{fig_nll}: mean test NLL (beta selected on validation NLL)"),
+                   xlabel="training size", title=f"{fig_nll}: test NLL"),
         FigureSpec(f"{fig_metric}_{metric.removeprefix('test_')}_vs_train_size", x="train_size", metrics=(metric,),
                    methods=methods, xlabel="training size", title=f"{fig_metric}: {metric}"),
         TableSpec("selected", by=("dataset", "train_size"), metrics=("test_nll", metric, "beta"), methods=methods),
