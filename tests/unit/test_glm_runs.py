@@ -121,3 +121,15 @@ def test_count_metrics_against_reference():
     assert out["test_nll"] == pytest.approx(nll, rel=1e-6)
     y_hat = np.exp(mu.numpy() + var.numpy() / 2)
     assert out["test_mre"] == pytest.approx(np.mean(np.abs(y_hat - y.numpy()) / np.maximum(1, y.numpy())))
+
+
+def test_student_t_regression_run(tmp_path):
+    cfg = compose_config([f"results_dir={tmp_path}", "trainer.max_iters=15", "trainer.progress=off",
+                          "model.likelihood=student_t", "objective=dlm", "model.num_inducing=10"])
+    record, run_dir = runner.execute(cfg)
+    saved = json.loads((run_dir / "run.json").read_text())
+    assert saved["status"] == "ok", saved["error"]
+    assert (saved["likelihood"], saved["estimator"]) == ("student_t", "quadrature")
+    m = saved["metrics"]
+    assert {"test_nll", "test_mse", "test_nll_raw", "test_mse_raw", "noise_var"} <= set(m)
+    assert m["test_mse_raw"] > m["test_mse"]  # boston's target std is > 1
