@@ -76,6 +76,17 @@ def glm_specs(metric: str, dlm_estimator: str, fig_nll: str, fig_metric: str) ->
 CLS_SPECS = glm_specs("test_error", "exact", "suppl_fig3", "suppl_fig4")
 COUNT_SPECS = glm_specs("test_mre", "bmc", "suppl_fig5", "suppl_fig6")
 
+
+def fig1_panel(name: str, dataset: str, dlm_estimator: str) -> FigureSpec:
+    """Fig. 1(d) / 1(e) of the main paper: the test NLL panel of one dataset."""
+    methods = tuple(MethodSpec(m.label, m.where + (("dataset", dataset),), m.select_by) for m in glm_methods(dlm_estimator))
+    return FigureSpec(name, x="train_size", metrics=("test_nll",), methods=methods, xlabel="training size",
+                      title=f"{dataset}: test NLL")
+
+
+CLS_FULL_SPECS = CLS_SPECS + (fig1_panel("fig1d_ringnorm", "ringnorm", "exact"),)
+COUNT_FULL_SPECS = COUNT_SPECS + (fig1_panel("fig1e_peds1", "peds1_dir0", "bmc"),)
+
 # Sampler comparisons (supplement Figs. 13-14): learning curves (test metrics vs iterations) per estimator
 SAMPLER_METHODS = (
     MethodSpec("quadrature (exact gradients)", where(estimator="quadrature")),
@@ -111,8 +122,8 @@ SPECS: dict[str, tuple] = {
     "dlm_samplers_airline": SAMPLER_AIRLINE_SPECS,
     "dlm_samplers_count": SAMPLER_COUNT_SPECS, "dlm_samplers_count_smoke": SAMPLER_COUNT_SPECS,
     "dlm_demo": DEMO_SPECS, "dlm_demo_smoke": DEMO_SPECS,
-    "dlm_classification": CLS_SPECS, "dlm_classification_smoke": CLS_SPECS,
-    "dlm_count": COUNT_SPECS, "dlm_count_smoke": COUNT_SPECS,
+    "dlm_classification": CLS_FULL_SPECS, "dlm_classification_smoke": CLS_SPECS,
+    "dlm_count": COUNT_FULL_SPECS, "dlm_count_smoke": COUNT_SPECS,
 }
 
 
