@@ -119,7 +119,7 @@ SAMPLER_AIRLINE_SPECS = airline_specs(lambda b: tuple(
 
 SPECS: dict[str, tuple] = {
     "dlm_airline": AIRLINE_SPECS, "dlm_airline_smoke": AIRLINE_SPECS,
-    "dlm_samplers_airline": SAMPLER_AIRLINE_SPECS,
+    "dlm_samplers_airline": SAMPLER_AIRLINE_SPECS, "dlm_samplers_airline_smoke": SAMPLER_AIRLINE_SPECS,
     "dlm_samplers_count": SAMPLER_COUNT_SPECS, "dlm_samplers_count_smoke": SAMPLER_COUNT_SPECS,
     "dlm_demo": DEMO_SPECS, "dlm_demo_smoke": DEMO_SPECS,
     "dlm_classification": CLS_FULL_SPECS, "dlm_classification_smoke": CLS_SPECS,

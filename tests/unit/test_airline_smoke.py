@@ -26,7 +26,7 @@ def airline_fixture(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("experiment,extra", [
     ("dlm_airline_smoke", ["method=dlm", "objective.beta=0.1", "trainer.epochs=2"]),
-    ("dlm_samplers_airline", ["method=dlm_ups1", "objective.beta=10", "trainer.epochs=1", "protocol.train_size=2000",
+    ("dlm_samplers_airline_smoke", ["method=dlm_ups1", "objective.beta=10", "trainer.epochs=1", "protocol.train_size=2000",
                               "protocol.test_size=1000", "model.num_inducing=10"]),
 ])
 def test_airline_grid_point_on_fixture(airline_fixture, experiment, extra):
