@@ -23,6 +23,7 @@ KS_CASES = [
     ("logistic", 1, 0.0, 4.0), ("logistic", 0, 4.0, 1.0),
     ("poisson_exp", 3, 1.0, 0.5), ("poisson_exp", 0, 2.0, 1.0), ("poisson_exp", 8, 0.0, 0.3),
     ("poisson_exp", 25, 3.2, 0.01), ("poisson_softplus", 6, -1.0, 1.0),
+    ("student_t", 0.5, 0.0, 1.0), ("student_t", 4.0, 0.0, 0.2),  # scale^2 = 0.5, 4 degrees of freedom
 ]
 
 
@@ -30,6 +31,8 @@ KS_CASES = [
 def test_ups_samples_follow_the_tilted_distribution(kind, y, mu, var):
     torch.manual_seed(zlib.crc32(f"{kind}{y}{mu}".encode()))
     lik = LIKELIHOODS[kind]().double()
+    if kind == "student_t":
+        lik.noise = 0.5
     samples, stats_ = ups_sample(lik, T(y), T(mu), T(var), 3000)
     assert samples.shape == (3000, 1) and torch.isfinite(samples).all()
     p = stats.kstest(samples[:, 0].numpy(), ref.tilted_cdf_ref(kind, y, mu, var)).pvalue
