@@ -13,7 +13,7 @@ PY         := $(VENV)/bin/python
 STAMP      := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test test-slow test-slurm bench report experiments clean
+.PHONY: help install run test test-slow test-slurm bench grad-bias report experiments clean
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_%-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-12s %s\n", $$1, $$2}'
@@ -68,8 +68,12 @@ reproduce-%: $(STAMP)  ## sweep one experiment config (SMOKE=1: its _smoke varia
 report: $(STAMP)  ## report on everything under RESULTS (default results/)
 	$(VENV)/bin/dlm-bench report $(RESULTS)
 
-bench: $(STAMP)  ## benchmarks: Trainer overhead vs a bare GPyTorch loop
+bench: $(STAMP)  ## benchmarks: Trainer overhead vs a bare GPyTorch loop; uPS sampler and ms/iteration uPS vs bMC vs exact
 	$(PY) scripts/bench_trainer.py $(ARGS)
+	$(PY) scripts/bench_ups.py
+
+grad-bias: $(STAMP)  ## DLM gradient-bias statistics at initialisation on abalone (Fig. 1(g)(h), supplement Fig. 8)
+	$(PY) scripts/grad_bias.py --out $(RESULTS)/dlm_grad_bias $(ARGS)
 
 clean:  ## remove the venv, caches and build outputs (results/ is kept)
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache

@@ -91,7 +91,9 @@ def cmd_run(args) -> int:
 
     print(
         f"{record.dataset} {record.model} {record.objective} beta={record.beta:g} "
-        f"test_nll={fmt(m.get('test_nll'))} test_mse={fmt(m.get('test_mse'))} "
+        f"test_nll={fmt(m.get('test_nll'))} "
+        + "".join(f"{k}={fmt(m[k])} " for k in ("test_error", "test_mre") if k in m)
+        + f"test_mse={fmt(m.get('test_mse'))} "
         f"iterations={t['iterations']} converged={t['converged']} wall_s={t['wall_s']:.1f} "
         f"status={record.status} run_dir={run_dir}"
     )

@@ -24,6 +24,7 @@ class Kernel(Enum):
 class MeanFunction(Enum):
     zero = "zero"
     constant = "constant"
+    auto = "auto"  # resolved per run (dlm_bench/task_defaults.py): constant for binary tasks, zero otherwise
 
 
 class InducingInit(Enum):
@@ -76,6 +77,9 @@ class ModelConfig:
     noise_init: float = 0.1
     lengthscale_init: float = 1.0
     outputscale_init: float = 1.0
+    # Observation model (dlm_bench/likelihoods): gaussian | student_t | probit | logistic | poisson_exp |
+    # poisson_softplus; None: by the dataset's task (regression gaussian, binary probit, count poisson_exp)
+    likelihood: Optional[str] = None
 
 
 @dataclass
@@ -94,7 +98,8 @@ class ObjectiveConfig:
 @dataclass
 class EstimatorConfig:
     name: str = "exact"
-    num_samples: Optional[int] = None  # estimator=bmc: samples L per point; exact: must stay null
+    num_samples: Optional[int] = None  # sampling estimators (bmc, smooth_bmc, ups): samples L per point; else null
+    nu: Optional[float] = None  # estimator=smooth_bmc: smoothing constant in the denominator (null: 1e-4)
 
 
 @dataclass
@@ -167,7 +172,10 @@ class Config:
     run_dir: Optional[str] = None  # None: <results_dir>/<experiment>/<name derived from the config>
 
 
-GROUPS = ("dataset", "model", "objective", "estimator", "trainer", "protocol", "launcher", "method")
+GROUPS = ("dataset", "model", "objective", "estimator", "trainer", "protocol", "launcher")
+# Sweep helpers (# @package _global_, after `experiment` in the defaults list): `dlm_data` = a dataset with
+# the DLM paper's M; `method` = an objective + estimator + hyperparameter combination
+GROUPS += ("dlm_data", "method")
 
 
 def register_configs() -> None:

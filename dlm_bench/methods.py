@@ -12,7 +12,7 @@ from omegaconf import DictConfig, read_write
 
 from .config import Hyperparameters, MeanFunction
 from .errors import ConfigError
-from .estimators import ESTIMATORS
+from .estimators import ESTIMATORS, SAMPLING
 from .models import MODELS, ModelBundle, build_sq_dlm
 from .objectives import OBJECTIVES
 from .train import TrainResult
@@ -51,10 +51,22 @@ def check_method(cfg: DictConfig) -> None:
             f"{'|'.join(ESTIMATORS[estimator])}; {what} is closed form, use estimator=exact"
         )
     n = cfg.estimator.num_samples
-    if estimator == "bmc" and (n is None or n < 1):
-        raise ConfigError(f"estimator.num_samples must be an integer >= 1 for estimator=bmc, got {n}")
-    if estimator == "exact" and n is not None:
-        raise ConfigError("estimator.num_samples applies to sampling estimators (estimator=bmc), not estimator=exact")
+    if estimator in SAMPLING and (n is None or n < 1):
+        raise ConfigError(f"estimator.num_samples must be an integer >= 1 for estimator={estimator}, got {n}")
+    if estimator not in SAMPLING and n is not None:
+        raise ConfigError(f"estimator.num_samples applies to sampling estimators ({', '.join(SAMPLING)}), "
+                          f"not estimator={estimator}")
+    nu = cfg.estimator.get("nu")
+    if nu is not None and (estimator != "smooth_bmc" or not nu >= 0):
+        raise ConfigError(f"estimator.nu must be >= 0 and applies to estimator=smooth_bmc only (got {nu}, "
+                          f"estimator={estimator})")
+    likelihood = cfg.model.get("likelihood")
+    if likelihood not in (None, "gaussian") and (model in COLLAPSED or objective == "sq_dlm"):
+        raise ConfigError(f"{what} is a Gaussian-likelihood method; use model=svgp with objective=elbo|dlm "
+                          f"for model.likelihood={likelihood}")
+    if estimator == "ups" and likelihood in (None, "gaussian"):
+        raise ConfigError("estimator=ups is implemented for the non-Gaussian likelihoods "
+                          "(probit, logistic, poisson_exp, poisson_softplus, student_t)")
     if full_batch_only and cfg.trainer.batch_size is not None:
         raise ConfigError(f"{what} is a closed-form, full-batch method; use trainer.batch_size=null")
     if full_batch_only and cfg.model.mean is not MeanFunction.zero:

@@ -18,7 +18,10 @@ from . import data, methods
 from .beta import OutsideBetaGrid, apply_beta_grid_flag, resolve_beta
 from .config import Hyperparameters
 from .errors import ConfigError
+from .estimators import effective_estimator
 from .evaluate import regression_metrics
+from .evaluate_glm import glm_metrics
+from .task_defaults import resolve_task_defaults
 from .results import RunRecord, env_info, write_curve_csv, write_run_json
 from .train import TrainResult, Trainer
 
@@ -47,7 +50,17 @@ NOT_IN_RUN_NAME = ("results_dir", "run_dir", "launcher", "resume")
 
 def run_name(cfg: DictConfig) -> str:
     """Deterministic: readable key fields + a hash of everything that can change the result."""
+    try:
+        resolve_task_defaults(cfg)
+    except Exception:  # unknown dataset / likelihood: execute() reports it; the name only needs to exist
+        pass
     d = config_dict(cfg)
+    # keys added after the first results were written are left out at their old implicit values, so
+    # existing run names (and sweep resumption) stay valid
+    if d["model"].get("likelihood") in (None, "gaussian"):
+        d["model"].pop("likelihood", None)
+    if d["estimator"].get("nu") is None:
+        d["estimator"].pop("nu", None)
     for k in NOT_IN_RUN_NAME:
         d.pop(k, None)
     d.get("trainer", {}).pop("progress", None)
@@ -150,6 +163,7 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
     """Run one configuration and write its run directory. Never raises for a failure inside the run:
     the record says `failed` (with the error) or `diverged`; config and data errors do raise."""
     apply_beta_grid_flag(cfg.objective)
+    resolve_task_defaults(cfg)
     check_config(cfg)
     device = resolve_device(cfg.device.value)
     dtype = {"float32": torch.float32, "float64": torch.float64}[cfg.dtype.value]
@@ -159,8 +173,6 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
     n_train = X_train.shape[0]
     beta = resolve_beta(cfg.objective, n_train)  # OutsideBetaGrid is a ValueError: the CLI prints one line
     cfg.objective.beta = beta
-    if prep.dataset.task != "regression":
-        raise ConfigError(f"dataset {prep.dataset.name!r} is a {prep.dataset.task} task; only regression is supported so far")
 
     bundle = methods.build_bundle(cfg, X_train, y_train).to(device=device, dtype=dtype)
     fixed = cfg.objective.hyperparameters is Hyperparameters.fixed
@@ -176,7 +188,7 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
         task=prep.dataset.task,
         model=cfg.model.name,
         objective=methods.objective_label(cfg),
-        estimator=cfg.estimator.name,
+        estimator=effective_estimator(cfg.objective.name, cfg.estimator.name, cfg.model.get("likelihood")),
         likelihood=bundle.likelihood_name,
         beta=float(cfg.objective.beta),
         seed=int(cfg.seed),
@@ -206,7 +218,10 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
             metrics = {}
             for part in ("val", "test"):
                 X, y = prep.tensors[part]
-                metrics.update(regression_metrics(bundle, X, y, y_scale, part))
+                if bundle.likelihood_name in (None, "gaussian"):
+                    metrics.update(regression_metrics(bundle, X, y, y_scale, part))
+                else:
+                    metrics.update(glm_metrics(bundle, X, y, y_scale, part, prep.dataset.task))
             if bundle.noise is not None:  # sq-DLM has no likelihood, hence no noise
                 metrics["noise_var"] = bundle.noise.item()
             record.metrics = metrics

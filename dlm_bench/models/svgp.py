@@ -9,7 +9,8 @@ from scipy.cluster.vq import kmeans2
 
 from ..config import InducingInit, Kernel, MeanFunction
 from ..evaluate import predict_f
-from ..estimators import mll_class
+from ..estimators import effective_estimator, mll_class
+from ..likelihoods import LIKELIHOODS
 from .base import ModelBundle
 
 
@@ -64,8 +65,10 @@ class SVGP(gpytorch.models.ApproximateGP):
 class SVGPBundle(ModelBundle):
     """SVGP + Gaussian likelihood + a GPyTorch approximate MLL (ELBO or log-loss DLM)."""
 
-    def __init__(self, model: SVGP, likelihood, mll_cls, num_data: int, beta: float, **mll_kwargs):
+    def __init__(self, model: SVGP, likelihood, mll_cls, num_data: int, beta: float, likelihood_name="gaussian",
+                 **mll_kwargs):
         super().__init__()
+        self.likelihood_name = likelihood_name
         self.model, self.likelihood = model, likelihood
         self.mll = mll_cls(likelihood, model, num_data=num_data, beta=beta, **mll_kwargs)
         self.num_inducing = int(model.variational_strategy.inducing_points.shape[-2])
@@ -75,6 +78,12 @@ class SVGPBundle(ModelBundle):
 
     def predict_f(self, X):
         return predict_f(self.model, X)
+
+    @property
+    def noise(self):
+        """The Gaussian noise variance (Student-t: squared scale); None for likelihoods without one."""
+        noise = getattr(self.likelihood, "noise", None)
+        return None if noise is None else noise.reshape(-1)[0]
 
     def adopt_hyperparameters(self, pretrained: "SVGPBundle") -> None:
         """Fixed DLM: copy the kernel, mean, noise and Z of a trained SVGP, freeze them, and start q(u)
@@ -107,8 +116,25 @@ def build_svgp(cfg, X_train: torch.Tensor, y_train: torch.Tensor) -> SVGPBundle:
     model_cfg = cfg.model
     kernel, Z = initial_kernel_and_inducing(cfg, X_train)
     model = SVGP(Z, kernel, model_cfg.mean, model_cfg.learn_inducing, model_cfg.whiten)
-    likelihood = gpytorch.likelihoods.GaussianLikelihood()
-    likelihood.noise = model_cfg.noise_init
-    mll_kwargs = {"num_samples": cfg.estimator.num_samples} if cfg.estimator.name == "bmc" else {}
-    mll_cls = mll_class(cfg.objective.name, cfg.estimator.name)
-    return SVGPBundle(model, likelihood, mll_cls, X_train.shape[0], cfg.objective.beta, **mll_kwargs)
+    likelihood = build_likelihood(model_cfg)
+    estimator = effective_estimator(cfg.objective.name, cfg.estimator.name, model_cfg.get("likelihood"))
+    mll_kwargs = {}
+    if estimator in ("bmc", "smooth_bmc", "ups"):
+        mll_kwargs["num_samples"] = cfg.estimator.num_samples
+    if estimator == "smooth_bmc":
+        mll_kwargs["nu"] = cfg.estimator.get("nu")
+    mll_cls = mll_class(cfg.objective.name, estimator)
+    return SVGPBundle(model, likelihood, mll_cls, X_train.shape[0], cfg.objective.beta,
+                      likelihood_name=model_cfg.get("likelihood") or "gaussian", **mll_kwargs)
+
+
+def build_likelihood(model_cfg):
+    """`model.likelihood` -> likelihood module; gaussian and student_t start at `noise_init`."""
+    name = model_cfg.get("likelihood") or "gaussian"
+    if name == "gaussian":
+        likelihood = gpytorch.likelihoods.GaussianLikelihood()
+    else:
+        likelihood = LIKELIHOODS[name]()
+    if hasattr(likelihood, "noise"):
+        likelihood.noise = model_cfg.noise_init
+    return likelihood

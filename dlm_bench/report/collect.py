@@ -56,6 +56,7 @@ def flatten(rec: dict, path: Path) -> dict:
     row.update(rec.get("metrics") or {})
     row.update({f"train_{k}": v for k, v in (rec.get("train") or {}).items()})
     row["git"] = (rec.get("env") or {}).get("git")
+    row["num_samples"] = ((rec.get("config") or {}).get("estimator") or {}).get("num_samples")
     row["method"] = method_label(rec)
     row["run_dir"] = str(path.parent)
     return row

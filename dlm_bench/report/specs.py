@@ -108,9 +108,7 @@ FIG15 = (
     TableSpec("final", by=("dataset",), metrics=("test_nll", "test_mse", "train_wall_s"), methods=BMC_CURVES),
 )
 
-SPECS: dict[str, tuple] = {
-    "dlm_demo": DEMO_SPECS,
-    "dlm_demo_smoke": DEMO_SPECS,
+REGRESSION_SPECS: dict[str, tuple] = {
     "dlm_fig1ab": BY_TRAIN_SIZE,
     "dlm_fig1ab_smoke": BY_TRAIN_SIZE,
     "dlm_supp_pol": BY_TRAIN_SIZE,
@@ -123,6 +121,82 @@ SPECS: dict[str, tuple] = {
     "dlm_supp_beta_cadata": BY_BETA,
     "dlm_supp_fig15": FIG15,
     "dlm_supp_fig15_smoke": FIG15,
+}
+
+# DLM paper, non-conjugate sGP (supplement Figs. 3-6, Fig. 1(d)(e)): one line per method vs training size
+def glm_methods(dlm_estimator: str) -> tuple[MethodSpec, ...]:
+    return (
+        MethodSpec("ELBO (beta=1)", where(objective="elbo", beta=1.0)),
+        MethodSpec("beta-ELBO", where(objective="elbo"), select_by="val_nll"),
+        MethodSpec("DLM", where(objective="dlm", hyperparameters="joint", estimator=dlm_estimator), select_by="val_nll"),
+        MethodSpec("fixed-DLM", where(objective="dlm", hyperparameters="fixed", estimator=dlm_estimator),
+                   select_by="val_nll"),
+    )
+
+
+def glm_specs(metric: str, dlm_estimator: str, fig_nll: str, fig_metric: str) -> tuple:
+    methods = glm_methods(dlm_estimator)
+    return (
+        FigureSpec(f"{fig_nll}_nll_vs_train_size", x="train_size", metrics=("test_nll",), methods=methods,
+                   xlabel="training size", title=f"{fig_nll}: test NLL"),
+        FigureSpec(f"{fig_metric}_{metric.removeprefix('test_')}_vs_train_size", x="train_size", metrics=(metric,),
+                   methods=methods, xlabel="training size", title=f"{fig_metric}: {metric}"),
+        TableSpec("selected", by=("dataset", "train_size"), metrics=("test_nll", metric, "beta"), methods=methods),
+    )
+
+
+CLS_SPECS = glm_specs("test_error", "exact", "suppl_fig3", "suppl_fig4")
+COUNT_SPECS = glm_specs("test_mre", "bmc", "suppl_fig5", "suppl_fig6")
+
+
+def fig1_panel(name: str, dataset: str, dlm_estimator: str) -> FigureSpec:
+    """Fig. 1(d) / 1(e) of the main paper: the test NLL panel of one dataset."""
+    methods = tuple(MethodSpec(m.label, m.where + (("dataset", dataset),), m.select_by) for m in glm_methods(dlm_estimator))
+    return FigureSpec(name, x="train_size", metrics=("test_nll",), methods=methods, xlabel="training size",
+                      title=f"{dataset}: test NLL")
+
+
+CLS_FULL_SPECS = CLS_SPECS + (fig1_panel("fig1d_ringnorm", "ringnorm", "exact"),)
+COUNT_FULL_SPECS = COUNT_SPECS + (fig1_panel("fig1e_peds1", "peds1_dir0", "bmc"),)
+
+# Sampler comparisons (supplement Figs. 13-14): learning curves (test metrics vs iterations) per estimator
+SAMPLER_METHODS = (
+    MethodSpec("quadrature (exact gradients)", where(estimator="quadrature")),
+    *(MethodSpec(f"bMC-{L}", where(estimator="bmc", num_samples=L)) for L in (1, 10, 100)),
+    *(MethodSpec(f"uPS-{L}", where(estimator="ups", num_samples=L)) for L in (1, 10)),
+    *(MethodSpec(f"smooth-bMC-{L}", where(estimator="smooth_bmc", num_samples=L)) for L in (1, 10)),
+)
+SAMPLER_COUNT_SPECS = (
+    FigureSpec("suppl_fig13_14_learning_curves", x="train_iterations", metrics=("test_nll", "test_mre"),
+               methods=SAMPLER_METHODS, xlabel="iterations", title="joint DLM: quadrature vs bMC vs uPS vs smooth-bMC"),
+    TableSpec("by_iterations", by=("dataset", "train_iterations"), metrics=("test_nll", "test_mre", "train_wall_s"),
+              methods=SAMPLER_METHODS),
+)
+
+# Airline (Fig. 1(f), supplement Fig. 7; samplers: Fig. 1(i), supplement Figs. 9-12): learning curves per beta
+def airline_specs(methods_for_beta) -> tuple:
+    return tuple(
+        FigureSpec(f"beta{b:g}_learning_curves", x="train_epochs", metrics=("test_nll", "test_error"),
+                   methods=methods_for_beta(b), xlabel="epochs", title=f"airline, beta = {b:g}")
+        for b in (0.1, 1.0, 10.0)
+    ) + (TableSpec("by_epochs", by=("beta", "train_epochs"), metrics=("test_nll", "test_error")),)
+
+
+AIRLINE_SPECS = airline_specs(lambda b: (MethodSpec("beta-ELBO", where(objective="elbo", beta=b)),
+                                         MethodSpec("DLM", where(objective="dlm", beta=b))))
+SAMPLER_AIRLINE_SPECS = airline_specs(lambda b: tuple(
+    MethodSpec("exact" if m.label.startswith("quadrature") else m.label,
+               tuple((k, "exact" if v == "quadrature" else v) for k, v in m.where) + (("beta", b),))
+    for m in SAMPLER_METHODS))
+
+SPECS: dict[str, tuple] = {
+    "dlm_airline": AIRLINE_SPECS, "dlm_airline_smoke": AIRLINE_SPECS,
+    "dlm_samplers_airline": SAMPLER_AIRLINE_SPECS, "dlm_samplers_airline_smoke": SAMPLER_AIRLINE_SPECS,
+    "dlm_samplers_count": SAMPLER_COUNT_SPECS, "dlm_samplers_count_smoke": SAMPLER_COUNT_SPECS,
+    "dlm_demo": DEMO_SPECS, "dlm_demo_smoke": DEMO_SPECS,
+    "dlm_classification": CLS_FULL_SPECS, "dlm_classification_smoke": CLS_SPECS,
+    "dlm_count": COUNT_FULL_SPECS, "dlm_count_smoke": COUNT_SPECS,
+    **REGRESSION_SPECS,
 }
 
 

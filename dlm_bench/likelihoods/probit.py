@@ -1,0 +1,35 @@
+"""Probit (Bernoulli) likelihood p(y=1|f) = Phi(f), y in {0, 1}, everything in log space.
+
+GPyTorch's BernoulliLikelihood clamps the probability before taking the log; here
+log p(y|f) = log Phi(s f) with s = 2y - 1 via torch.special.log_ndtr (accurate far in the tails), and
+the closed form log E_N(f|mu,var)[Phi(s f)] = log Phi(s mu / sqrt(1 + var)) (Wei et al. 2021, sec. 2).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .base import ScalarLikelihood
+
+
+def log_normal_cdf(x: torch.Tensor) -> torch.Tensor:
+    return torch.special.log_ndtr(x)
+
+
+class ProbitLikelihood(ScalarLikelihood):
+    name = "probit"
+    has_exact_log_marginal = True
+
+    def log_prob_f(self, y, f):
+        return log_normal_cdf((2 * y - 1) * f)
+
+    def exact_log_marginal(self, y, mu, var):
+        return log_normal_cdf((2 * y - 1) * mu / torch.sqrt(1 + var))
+
+    def log_max(self, y):
+        return torch.zeros_like(y)  # sup_f Phi(s f) = 1 (at f -> s * inf)
+
+    def mode(self, y):
+        return (2 * y - 1) * math.inf

@@ -1,0 +1,43 @@
+"""The airline experiment configs on a generated fixture (the real data, ~2M rows, needs a download):
+a synthetic 8-column binary table is written where the one-off npz conversion of airline is cached,
+then one grid point of dlm_airline_smoke / dlm_samplers_airline runs through runner.execute."""
+
+import json
+
+import numpy as np
+import pytest
+
+from dlm_bench import runner
+from dlm_bench.cli import compose_config
+from dlm_bench.data.large import FORMAT_VERSION
+
+
+@pytest.fixture
+def airline_fixture(tmp_path, monkeypatch):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(9000, 8))
+    y = (X[:, 0] - 0.5 * X[:, 5] + 0.5 * rng.normal(size=9000) > 0).astype(float)
+    path = tmp_path / "cache" / "processed" / f"airline.v{FORMAT_VERSION}.npz"
+    path.parent.mkdir(parents=True)
+    np.savez(path, X=X, y=y, names=np.array([f"x{i}" for i in range(8)]))
+    monkeypatch.setenv("DLM_BENCH_DATA", str(tmp_path / "cache"))
+    return tmp_path
+
+
+@pytest.mark.parametrize("experiment,extra", [
+    ("dlm_airline_smoke", ["method=dlm", "objective.beta=0.1", "trainer.epochs=2"]),
+    ("dlm_samplers_airline_smoke", ["method=dlm_ups1", "objective.beta=10", "trainer.epochs=1", "protocol.train_size=2000",
+                              "protocol.test_size=1000", "model.num_inducing=10"]),
+])
+def test_airline_grid_point_on_fixture(airline_fixture, experiment, extra):
+    cfg = compose_config([f"experiment={experiment}", f"results_dir={airline_fixture / 'results'}",
+                          "trainer.progress=off", *extra])
+    record, run_dir = runner.execute(cfg)
+    saved = json.loads((run_dir / "run.json").read_text())
+    assert saved["status"] == "ok", saved["error"]
+    assert saved["likelihood"] == "probit" and saved["task"] == "binary"
+    assert saved["train"]["epochs"] == cfg.trainer.epochs
+    n = cfg.protocol.train_size
+    assert saved["train_size"] == n and saved["train"]["iterations"] == cfg.trainer.epochs * n // 1000
+    assert {"test_nll", "test_error"} <= set(saved["metrics"]) and "val_nll" not in saved["metrics"]
+    assert saved["config"]["model"]["ard"] is True

@@ -1,0 +1,116 @@
+"""uPS (estimators/ups.py): the rejection sampler draws from q~(f) ∝ N(f|mu,sigma^2) p(y|f)
+(Kolmogorov-Smirnov against the CDF of q~ computed by quadrature on a dense grid), its envelope is
+valid, its gradient is unbiased; bMC's gradient bias shrinks with L; smooth-bMC's formula."""
+
+import math
+import zlib
+
+import numpy as np
+import pytest
+import torch
+from scipy import stats
+
+from dlm_bench.estimators.bmc import sampled_log_likelihoods
+from dlm_bench.estimators.ups import _log_accept, proposal_width, ups_log_marginal, ups_sample
+from dlm_bench.likelihoods import LIKELIHOODS
+from tests import reference as ref
+
+T = lambda *v: torch.tensor(v, dtype=torch.float64)  # noqa: E731
+
+# (kind, y, mu, var): aligned, and badly misaligned (acceptance rate down to ~1e-3)
+KS_CASES = [
+    ("probit", 1, 0.5, 1.0), ("probit", 1, -3.0, 1.0), ("probit", 0, 2.5, 0.3),
+    ("logistic", 1, 0.0, 4.0), ("logistic", 0, 4.0, 1.0),
+    ("poisson_exp", 3, 1.0, 0.5), ("poisson_exp", 0, 2.0, 1.0), ("poisson_exp", 8, 0.0, 0.3),
+    ("poisson_exp", 25, 3.2, 0.01), ("poisson_softplus", 6, -1.0, 1.0),
+    ("student_t", 0.5, 0.0, 1.0), ("student_t", 4.0, 0.0, 0.2),  # scale^2 = 0.5, 4 degrees of freedom
+]
+
+
+@pytest.mark.parametrize("kind,y,mu,var", KS_CASES)
+def test_ups_samples_follow_the_tilted_distribution(kind, y, mu, var):
+    torch.manual_seed(zlib.crc32(f"{kind}{y}{mu}".encode()))
+    lik = LIKELIHOODS[kind]().double()
+    if kind == "student_t":
+        lik.noise = 0.5
+    samples, stats_ = ups_sample(lik, T(y), T(mu), T(var), 3000)
+    assert samples.shape == (3000, 1) and torch.isfinite(samples).all()
+    p = stats.kstest(samples[:, 0].numpy(), ref.tilted_cdf_ref(kind, y, mu, var)).pvalue
+    assert p > 1e-3, (kind, y, mu, var, p)
+    # mean proposals per sample: E = l_max / E_q[p(y|f)] for any valid proposal width
+    expected = math.exp(lik.log_max(T(y)).item() - ref.log_marginal_ref(kind, y, mu, var))
+    assert stats_.proposals_per_sample == pytest.approx(expected, rel=0.15)
+
+
+def test_ups_vectorised_over_examples_with_fallback():
+    torch.manual_seed(3)
+    lik = LIKELIHOODS["poisson_exp"]().double()
+    y, mu, var = T(0, 4, 9, 1), T(0.5, 0.0, 2.0, -2.0), T(1.0, 0.4, 0.2, 2.0)
+    samples, st = ups_sample(lik, y, mu, var, 2000)
+    assert st.fallback > 0  # the misaligned examples needed the per-example stage
+    for i in range(4):
+        cdf = ref.tilted_cdf_ref("poisson_exp", y[i].item(), mu[i].item(), var[i].item())
+        assert stats.kstest(samples[:, i].numpy(), cdf).pvalue > 1e-3
+
+
+def test_envelope_is_valid_including_the_poisson_mode_inside_the_interval():
+    """q p <= l_max h2 on a dense grid for random (mu, sigma, y). With the upstream interval test (never
+    true) the mode log y inside [a, b] is ignored, n comes out too large and the envelope fails."""
+    rng = np.random.default_rng(0)
+    lik = LIKELIHOODS["poisson_exp"]().double()
+    y = T(*rng.integers(1, 30, 400).astype(float))
+    mu = torch.log(y) + T(*rng.normal(0, 0.4, 400))  # log y often within [a, b]
+    var = T(*rng.uniform(0.005, 0.5, 400))
+    n = proposal_width(lik, y, mu, var.sqrt())
+    grid = mu + var.sqrt() * torch.linspace(-4, 4, 801, dtype=torch.float64).unsqueeze(-1)
+    assert (_log_accept(lik, y, grid, mu, var, n, lik.log_max(y)) <= 1e-12).all()
+    assert (n > 1).any() and (n < 10).any()
+    # what the upstream test would do: ignore the mode (take the endpoints only)
+    mode_blind = type("ModeBlind", (type(lik),), {"mode": lambda self, yy: torch.full_like(yy, -math.inf)})()
+    n_bad = proposal_width(mode_blind, y, mu, var.sqrt())
+    assert (_log_accept(lik, y, grid, mu, var, n_bad, lik.log_max(y)) > 1e-3).any()
+
+
+@pytest.mark.parametrize("kind,y,mu,var", [("poisson_exp", 6, 0.5, 0.6), ("probit", 1, -1.5, 2.0)])
+def test_ups_gradient_is_unbiased_and_bmc_bias_shrinks_with_L(kind, y, mu, var):
+    torch.manual_seed(11)
+    lik = LIKELIHOODS[kind]().double()
+    g_ref = np.array(ref.tilted_moments_ref(kind, y, mu, var))
+    reps = 400
+    yy, mm, vv = T(y).repeat(reps), T(mu).repeat(reps), T(var).repeat(reps)  # reps independent copies
+    m, v = mm.clone().requires_grad_(), vv.clone().requires_grad_()
+    value, _ = ups_log_marginal(lik, yy, m, v, num_samples=5)
+    value.sum().backward()
+    est = np.stack([m.grad.numpy(), v.grad.numpy()], 1)
+    se = est.std(0, ddof=1) / math.sqrt(reps)
+    assert np.all(np.abs(est.mean(0) - g_ref) < 4 * se + 1e-9), (est.mean(0), g_ref, se)
+    assert value[0].item() == pytest.approx(ref.log_marginal_ref(kind, y, mu, var), rel=1e-6)
+
+    bias = {}
+    for L in (1, 10, 100):
+        m, v = mm.clone().requires_grad_(), vv.clone().requires_grad_()
+        dist = type("D", (), {"mean": m, "variance": v})()
+        log_p = sampled_log_likelihoods(lik, dist, yy, L)
+        (torch.logsumexp(log_p, 0) - math.log(L)).sum().backward()
+        bias[L] = abs(m.grad.mean().item() - g_ref[0])
+        se_L = m.grad.std().item() / math.sqrt(reps)
+        if L == 1:
+            assert bias[L] > 4 * se_L  # bMC with one sample is clearly biased
+    assert bias[1] > bias[10] > bias[100]
+
+
+def test_smooth_bmc_is_log_of_mean_likelihood_plus_nu():
+    from dlm_bench.estimators.smooth_bmc import SmoothBMCPredictiveLogLikelihood
+
+    lik = LIKELIHOODS["poisson_exp"]().double()
+    mll = SmoothBMCPredictiveLogLikelihood.__new__(SmoothBMCPredictiveLogLikelihood)
+    torch.nn.Module.__init__(mll)
+    mll.likelihood, mll.num_samples, mll.nu = lik, 4, 0.05
+    mu, var, y = T(0.2, 1.0), T(0.5, 0.1), T(2.0, 7.0)
+    dist = type("D", (), {"mean": mu, "variance": var})()
+    torch.manual_seed(5)
+    got = mll._log_likelihood_term(dist, y).item()
+    torch.manual_seed(5)
+    f = (mu + var.sqrt() * torch.randn(4, 2, dtype=torch.float64)).numpy()
+    p = stats.poisson.pmf(y.numpy(), np.exp(f))
+    assert got == pytest.approx(np.log(p.mean(0) + 0.05).sum(), rel=1e-10)
