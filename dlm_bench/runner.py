@@ -46,6 +46,13 @@ def config_dict(cfg: DictConfig) -> dict:
 
 # Settings that say where or how to run, not what: they do not change a run's name.
 NOT_IN_RUN_NAME = ("results_dir", "run_dir", "launcher", "resume")
+# (group, key) -> values that mean "as before the key existed": omitted from the run-name hash
+ADDED_LATER = {
+    ("model", "likelihood"): (None, "gaussian"),
+    ("estimator", "nu"): (None,),
+    ("objective", "beta_grid"): (True,),
+    ("trainer", "track_every"): (None,),
+}
 
 
 def run_name(cfg: DictConfig) -> str:
@@ -57,10 +64,9 @@ def run_name(cfg: DictConfig) -> str:
     d = config_dict(cfg)
     # keys added after the first results were written are left out at their old implicit values, so
     # existing run names (and sweep resumption) stay valid
-    if d["model"].get("likelihood") in (None, "gaussian"):
-        d["model"].pop("likelihood", None)
-    if d["estimator"].get("nu") is None:
-        d["estimator"].pop("nu", None)
+    for (group, key), implicit in ADDED_LATER.items():
+        if d.get(group, {}).get(key, implicit[0]) in implicit:
+            d.get(group, {}).pop(key, None)
     for k in NOT_IN_RUN_NAME:
         d.pop(k, None)
     d.get("trainer", {}).pop("progress", None)
