@@ -53,6 +53,19 @@ class Progress(Enum):
     off = "off"
 
 
+class PacLoss(Enum):
+    zero_one = "zero_one"  # 1[|y - f| > epsilon] (Reeb et al. 2018, eq. 18; the paper's default)
+    clipped_square = "clipped_square"  # min(((y - f)/epsilon)^2, 1) (eq. 19)
+    exp = "exp"  # inverted Gaussian l_exp = 1 - exp(-((y - f)/epsilon)^2) (eq. 20, Table 3)
+    relative = "relative"  # 1[|y - f| > epsilon |y|] (eq. 21 with r_pm(y) = y +- epsilon |y|)
+
+
+class SparseQ(Enum):
+    fitc = "fitc"  # q(u) of eq. 11 with alpha = 1 (the paper's PAC-SGP)
+    vfe = "vfe"  # eq. 11 with alpha = 0
+    free = "free"  # free-form a_M, B_MM = L L^T
+
+
 @dataclass
 class DatasetConfig:
     name: str = "boston"
@@ -122,6 +135,20 @@ class ProtocolConfig:
 
 
 @dataclass
+class PacConfig:
+    """PAC-GP paper (Reeb et al. 2018): loss, bound and hyperparameter grid. Used by objective=pac_kl|pac_sqrt
+    and, with paper=pac, by the evaluation of every method (bound, Gibbs risks, KL/N with rounded theta)."""
+
+    epsilon: float = 0.6  # scale of the loss (accuracy goal, in standardised target units)
+    loss: PacLoss = PacLoss.zero_one
+    delta: float = 0.01  # the bound holds with probability >= 1 - delta
+    grid_L: float = 6.0  # ln theta rounded to {-L, -L + 2L/G, ..., L}
+    grid_G: int = 1200
+    round: bool = True  # round ln theta to the grid before evaluating (False: continuous theta, no valid bound)
+    sparse_q: SparseQ = SparseQ.fitc  # model=pac_sgp: how Q(f_M) is parametrised
+
+
+@dataclass
 class LauncherConfig:
     """How `dlm-bench sweep` runs its jobs (ignored by `dlm-bench run`)."""
 
@@ -154,6 +181,7 @@ class Config:
     protocol: ProtocolConfig = field(default_factory=ProtocolConfig)
     launcher: LauncherConfig = field(default_factory=LauncherConfig)
     resume: ResumeConfig = field(default_factory=ResumeConfig)
+    pac: PacConfig = field(default_factory=PacConfig)
     paper: str = "dlm"
     experiment: str = "default"
     seed: int = 0

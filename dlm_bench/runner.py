@@ -19,6 +19,7 @@ from .beta import OutsideBetaGrid, resolve_beta
 from .config import Hyperparameters
 from .errors import ConfigError
 from .evaluate import regression_metrics
+from .pac.evaluation import pac_metrics
 from .results import RunRecord, env_info, write_curve_csv, write_run_json
 from .train import TrainResult, Trainer
 
@@ -51,6 +52,8 @@ def run_name(cfg: DictConfig) -> str:
     for k in NOT_IN_RUN_NAME:
         d.pop(k, None)
     d.get("trainer", {}).pop("progress", None)
+    if d.get("paper") != "pac" and d.get("objective", {}).get("name") not in methods.PAC_OBJECTIVES:
+        d.pop("pac", None)  # PAC settings change nothing else: keep other papers' run names as they were
     if d["objective"].get("beta_index") is not None:
         d["objective"].pop("beta", None)  # beta is derived from the index
     digest = hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:8]
@@ -185,6 +188,8 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
         if result.status == "ok":
             y_scale = float(np.asarray(prep.split.y_stats.std).reshape(-1)[0])
             metrics = {}
+            if cfg.paper == "pac":  # rounds theta to the grid first, so every metric below uses the rounded prior
+                metrics.update(pac_metrics(bundle, cfg.pac, *prep.tensors["train"], *prep.tensors["test"]))
             for part in ("val", "test"):
                 X, y = prep.tensors[part]
                 metrics.update(regression_metrics(bundle, X, y, y_scale, part))
