@@ -45,7 +45,7 @@ def check_method(cfg: DictConfig) -> None:
     if model in OWN_OBJECTIVE:
         if objective != "elbo" or cfg.objective.beta != 1.0 or fixed:
             raise ConfigError(
-                f"model={model} trains its own objective; leave objective at elbo, beta=1, "
+                f"model={model} {'is collapsed and ' if model in COLLAPSED else ''}trains its own objective; leave objective at elbo, beta=1, "
                 f"hyperparameters=joint (got objective={objective}, beta={cfg.objective.beta:g}, "
                 f"hyperparameters={cfg.objective.hyperparameters.value})"
             )

@@ -3,6 +3,8 @@ on ExactMarginalLogLikelihood (Reeb et al. 2018, eq. 33; GPyTorch divides it by 
 
 from __future__ import annotations
 
+import warnings
+
 import gpytorch
 import torch
 
@@ -41,7 +43,10 @@ class ExactGPBundle(ModelBundle):
     @torch.no_grad()
     def predict_f(self, X):
         self.model.eval()
-        with gpytorch.settings.fast_pred_var(False), gpytorch.settings.skip_posterior_variances(False):
+        with warnings.catch_warnings(), gpytorch.settings.fast_pred_var(False), \
+                gpytorch.settings.skip_posterior_variances(False):
+            # predicting at the training inputs (the Gibbs training risk) is intended
+            warnings.simplefilter("ignore", gpytorch.utils.warnings.GPInputWarning)
             f = self.model(X)
             return f.mean, f.variance.clamp_min(0.0)
 
