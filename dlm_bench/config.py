@@ -110,7 +110,7 @@ class EstimatorConfig:
 
 @dataclass
 class TrainerConfig:
-    optimizer: str = "adam"
+    optimizer: str = "adam"  # adam | lbfgs (full batch; one iteration with a strong-Wolfe line search per step)
     lr: float = 0.1
     batch_size: Optional[int] = None  # None: full batch
     epochs: Optional[int] = None  # minibatch mode only; None: until max_iters
@@ -191,7 +191,7 @@ class Config:
     run_dir: Optional[str] = None  # None: <results_dir>/<experiment>/<name derived from the config>
 
 
-GROUPS = ("dataset", "model", "objective", "estimator", "trainer", "protocol", "launcher")
+GROUPS = ("dataset", "model", "objective", "method", "estimator", "trainer", "protocol", "launcher")
 
 
 def register_configs() -> None:

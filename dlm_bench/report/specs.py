@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from .paper_values import PAC_TABLE1, PAC_TABLE2
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,8 @@ class TableSpec:
     by: tuple[str, ...]  # columns that split the table (besides the method)
     metrics: tuple[str, ...]
     methods: tuple[MethodSpec, ...] = ()
+    # published values {(by values..., method label): {metric: (mean, se)}}: the report adds <name>_vs_paper.md
+    reference: dict | None = field(default=None, compare=False, hash=False)
 
 
 def where(**kw) -> tuple[tuple[str, object], ...]:
@@ -51,7 +55,38 @@ DEMO_SPECS = (
     TableSpec("selected_beta", by=("dataset",), metrics=("test_nll", "test_mse", "beta"), methods=DEMO_METHODS),
 )
 
-SPECS: dict[str, tuple] = {"dlm_demo": DEMO_SPECS, "dlm_demo_smoke": DEMO_SPECS}
+# Reeb et al. (2018): the PAC-GP paper. Methods as in its Tables 1-3.
+PAC_METRICS = ("bound", "bound_pinsker", "gibbs_train", "gibbs_test", "test_mse", "kl_over_n", "noise_var")
+PAC_FULL_METHODS = (
+    MethodSpec("kl-PAC-GP", where(model="pac_gp", objective="pac_kl")),
+    MethodSpec("sqrt-PAC-GP", where(model="pac_gp", objective="pac_sqrt")),
+    MethodSpec("full-GP", where(model="exact_gp")),
+)
+PAC_SPARSE_METHODS = (
+    MethodSpec("kl-PAC-SGP", where(model="pac_sgp", objective="pac_kl")),
+    MethodSpec("sqrt-PAC-SGP", where(model="pac_sgp", objective="pac_sqrt")),
+    MethodSpec("VFE", where(model="sgpr")),
+    MethodSpec("FITC", where(model="fitc")),
+)
+PAC_TABLE1_SPECS = (
+    FigureSpec("fig2", x="epsilon", metrics=("bound", "gibbs_train", "gibbs_test", "test_mse", "kl_over_n"),
+               methods=PAC_FULL_METHODS, title="Reeb et al. (2018) Fig. 2: boston, full-GP models"),
+    TableSpec("table1", by=("dataset", "epsilon"), metrics=PAC_METRICS, methods=PAC_FULL_METHODS, reference=PAC_TABLE1),
+)
+PAC_TABLE2_SPECS = (
+    FigureSpec("fig3", x="num_inducing", metrics=("bound", "gibbs_train", "gibbs_test", "test_mse", "kl_over_n"),
+               methods=PAC_SPARSE_METHODS, title="Reeb et al. (2018) Fig. 3: sparse GPs vs M (epsilon=0.6)"),
+    TableSpec("table2", by=("dataset", "ard", "num_inducing"), metrics=PAC_METRICS, methods=PAC_SPARSE_METHODS),
+    TableSpec("table2_M500", by=("dataset", "ard"), metrics=PAC_METRICS,
+              methods=tuple(MethodSpec(m.label, m.where + (("num_inducing", 500),)) for m in PAC_SPARSE_METHODS),
+              reference=PAC_TABLE2),
+)
+
+SPECS: dict[str, tuple] = {
+    "dlm_demo": DEMO_SPECS, "dlm_demo_smoke": DEMO_SPECS,
+    "pac_table1": PAC_TABLE1_SPECS, "pac_table1_smoke": PAC_TABLE1_SPECS,
+    "pac_table2": PAC_TABLE2_SPECS, "pac_table2_smoke": PAC_TABLE2_SPECS,
+}
 
 
 def default_specs(df) -> tuple:
