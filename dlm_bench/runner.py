@@ -19,7 +19,7 @@ from .beta import OutsideBetaGrid, resolve_beta
 from .config import Hyperparameters
 from .errors import ConfigError
 from .evaluate import regression_metrics
-from .pac.evaluation import pac_metrics
+from .pac.evaluation import pac_metrics, write_predictive_1d
 from .results import RunRecord, env_info, write_curve_csv, write_run_json
 from .train import TrainResult, Trainer
 
@@ -190,6 +190,7 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
             metrics = {}
             if cfg.paper == "pac":  # rounds theta to the grid first, so every metric below uses the rounded prior
                 metrics.update(pac_metrics(bundle, cfg.pac, *prep.tensors["train"], *prep.tensors["test"]))
+                write_predictive_1d(bundle, run_dir, *prep.tensors["train"], cfg.pac)  # 1-D inputs only (Fig. 1)
             for part in ("val", "test"):
                 X, y = prep.tensors[part]
                 metrics.update(regression_metrics(bundle, X, y, y_scale, part))

@@ -99,6 +99,7 @@ class PacSGPBundle(ModelBundle):
         self.sparse_q = pac_cfg.sparse_q
         self.alpha = {SparseQ.fitc: 1.0, SparseQ.vfe: 0.0, SparseQ.free: 1.0}[self.sparse_q]
         self.Z = torch.nn.Parameter(Z.clone(), requires_grad=learn_inducing)
+        self.register_buffer("Z_init", Z.clone(), persistent=False)  # for plots of the inducing inputs' movement
         self.register_buffer("X_train", X_train, persistent=False)
         self.register_buffer("y_train", y_train, persistent=False)
         self.num_inducing = int(Z.shape[0])

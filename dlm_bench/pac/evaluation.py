@@ -9,6 +9,9 @@ data) and `predict_f(X)` (the noise-free marginals of Q).
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import torch
 
 from .bound import bound_kl, bound_pinsker, log_theta_size, round_to_grid
@@ -57,3 +60,28 @@ def pac_metrics(bundle, pac_cfg, X_train, y_train, X_test, y_test) -> dict:
         mt, vt = bundle.predict_f(X_test)
         out["gibbs_test"] = gibbs_risk(loss, y_test, mt, vt, eps).mean().item()
     return out
+
+
+@torch.no_grad()
+def write_predictive_1d(bundle, run_dir: Path, X_train, y_train, pac_cfg, grid_size: int = 300) -> Path | None:
+    """One-dimensional inputs only (snelson, Fig. 1): Q's noise-free predictive mean and variance on a grid,
+    the training data, Z before and after training and the noise, as predictive.json (normalised units)."""
+    if X_train.shape[1] != 1:
+        return None
+    lo, hi = X_train.min().item(), X_train.max().item()
+    pad = 0.1 * (hi - lo)
+    grid = torch.linspace(lo - pad, hi + pad, grid_size, dtype=X_train.dtype, device=X_train.device).unsqueeze(-1)
+    mean, var = bundle.predict_f(grid)
+    noise = bundle.noise
+    out = {
+        "x": grid.squeeze(-1).tolist(), "mean": mean.tolist(), "var": var.tolist(),
+        "X_train": X_train.squeeze(-1).tolist(), "y_train": y_train.tolist(),
+        "noise": None if noise is None else noise.item(), "epsilon": pac_cfg.epsilon,
+        "Z": bundle.Z.detach().squeeze(-1).tolist() if hasattr(bundle, "Z") else None,
+        "Z_init": bundle.Z_init.squeeze(-1).tolist() if hasattr(bundle, "Z_init") else None,
+    }
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    path = run_dir / "predictive.json"
+    path.write_text(json.dumps(out))
+    return path

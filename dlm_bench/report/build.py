@@ -8,8 +8,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from .collect import collect
-from .figures import make_figure
-from .specs import SPECS, FigureSpec, TableSpec, default_specs
+from .figures import make_figure, make_predictive_figure
+from .specs import SPECS, FigureSpec, PredictiveSpec, TableSpec, default_specs
 from .tables import SERIES, apply_methods, fmt_cell, mean_se, pivot_for_markdown, to_markdown
 
 
@@ -87,8 +87,8 @@ def build_report(dirs, out: Path, paper: str | None = None) -> dict:
                     cmp_path = stem.with_name(stem.name + "_vs_paper.md")
                     cmp_path.write_text(f"# {experiment}: {spec.name} next to the paper\n\n{compare_with_reference(tidy, by, spec.reference)}")
                     made["tables"].append(cmp_path)
-            elif isinstance(spec, FigureSpec):
-                fig = make_figure(sub, spec)
+            elif isinstance(spec, (FigureSpec, PredictiveSpec)):
+                fig = make_figure(sub, spec) if isinstance(spec, FigureSpec) else make_predictive_figure(sub, spec)
                 for ext in (".png", ".pdf"):
                     fig.savefig(stem.with_suffix(ext), dpi=130)
                 plt.close(fig)

@@ -38,6 +38,19 @@ class TableSpec:
     reference: dict | None = field(default=None, compare=False, hash=False)
 
 
+@dataclass(frozen=True)
+class PredictiveSpec:
+    """1-D predictive distributions (from each run's predictive.json): one panel per value of `panels` for the
+    runs of `method` with seed `seed`, with `overlay` (e.g. the full GP, mean +- 2 sd including noise) drawn in each."""
+
+    name: str
+    method: MethodSpec
+    panels: str = "epsilon"
+    overlay: MethodSpec | None = None
+    seed: int = 0
+    title: str = ""
+
+
 def where(**kw) -> tuple[tuple[str, object], ...]:
     return tuple(kw.items())
 
@@ -82,6 +95,15 @@ PAC_TABLE2_SPECS = (
               reference=PAC_TABLE2),
 )
 
+PAC_FIG1_SPECS = (
+    PredictiveSpec("fig1", method=MethodSpec("kl-PAC-SGP", where(model="pac_sgp", objective="pac_kl")),
+                   overlay=MethodSpec("full-GP", where(model="exact_gp")),
+                   title="Reeb et al. (2018) Fig. 1: kl-PAC-SGP on snelson (M=15) for three epsilons"),
+    TableSpec("fig1_numbers", by=("dataset", "epsilon"), metrics=("bound", "gibbs_train", "kl_over_n", "noise_var"),
+              methods=(MethodSpec("kl-PAC-SGP", where(model="pac_sgp", objective="pac_kl")),
+                       MethodSpec("full-GP", where(model="exact_gp")))),
+)
+
 PAC_TABLE3_SPECS = (  # l_exp loss, M = 500 (no published values transcribed: App. G's Table 3 body is not in our copy)
     TableSpec("table3", by=("dataset", "ard", "num_inducing", "pac_loss"), metrics=PAC_METRICS, methods=PAC_SPARSE_METHODS),
 )
@@ -90,6 +112,7 @@ SPECS: dict[str, tuple] = {
     "dlm_demo": DEMO_SPECS, "dlm_demo_smoke": DEMO_SPECS,
     "pac_table1": PAC_TABLE1_SPECS, "pac_table1_smoke": PAC_TABLE1_SPECS,
     "pac_table2": PAC_TABLE2_SPECS, "pac_table2_smoke": PAC_TABLE2_SPECS,
+    "pac_fig1": PAC_FIG1_SPECS,
     "pac_table3": PAC_TABLE3_SPECS, "pac_table3_smoke": PAC_TABLE3_SPECS,
 }
 
