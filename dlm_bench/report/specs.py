@@ -88,7 +88,11 @@ PAC_TABLE1_SPECS = (
 )
 PAC_TABLE2_SPECS = (
     FigureSpec("fig3", x="num_inducing", metrics=("bound", "gibbs_train", "gibbs_test", "test_mse", "kl_over_n"),
-               methods=PAC_SPARSE_METHODS, title="Reeb et al. (2018) Fig. 3: sparse GPs vs M (epsilon=0.6)"),
+               methods=tuple(MethodSpec(m.label, m.where + (("ard", True),)) for m in PAC_SPARSE_METHODS),
+               title="Reeb et al. (2018) Fig. 3: sparse GPs vs M (epsilon=0.6), SE-ARD"),
+    FigureSpec("fig3_se", x="num_inducing", metrics=("bound", "gibbs_train", "gibbs_test", "test_mse", "kl_over_n"),
+               methods=tuple(MethodSpec(m.label, m.where + (("ard", False),)) for m in PAC_SPARSE_METHODS),
+               title="sparse GPs vs M (epsilon=0.6), SE kernel without ARD"),
     TableSpec("table2", by=("dataset", "ard", "num_inducing"), metrics=PAC_METRICS, methods=PAC_SPARSE_METHODS),
     TableSpec("table2_M500", by=("dataset", "ard"), metrics=PAC_METRICS,
               methods=tuple(MethodSpec(m.label, m.where + (("num_inducing", 500),)) for m in PAC_SPARSE_METHODS),
