@@ -261,3 +261,25 @@ def test_rounding_and_pac_metrics():
     assert set(out) == {"bound", "bound_pinsker", "gibbs_train", "gibbs_test", "kl_over_n", "log_theta"}
     again = round_kernel_(k, 6.0, 1200)
     assert torch.allclose(again, r, atol=1e-12)  # idempotent
+
+
+def test_lbfgs_trainer_minimises_and_survives_failing_trial_points():
+    from dlm_bench.train import Trainer
+
+    w = torch.nn.Parameter(torch.tensor([3.0, -2.0], dtype=torch.float64))
+    X, y = torch.zeros(4, 1, dtype=torch.float64), torch.zeros(4, dtype=torch.float64)
+
+    failures = []
+
+    def loss(_X, _y):  # a Cholesky failure far from the optimum (a bad line-search trial) must not end the run
+        if w.abs().max() > 20:
+            failures.append(1)
+            torch.linalg.cholesky(-torch.eye(2, dtype=torch.float64))
+        return ((w - torch.tensor([1.0, 0.5], dtype=torch.float64)) ** 2).sum() * 10
+
+    # lr=100: the first trial step lands far outside, where the loss fails
+    res = Trainer(optimizer="lbfgs", lr=100.0, max_iters=50, window=3, tol=1e-12).fit(loss, [w], X, y)
+    assert failures and res.status == "ok" and res.iterations < 50
+    assert torch.allclose(w.detach(), torch.tensor([1.0, 0.5], dtype=torch.float64), atol=1e-6)
+    with pytest.raises(ValueError, match="full batch"):
+        Trainer(optimizer="lbfgs", batch_size=2)
