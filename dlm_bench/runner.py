@@ -188,7 +188,8 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
         if result.status == "ok":
             y_scale = float(np.asarray(prep.split.y_stats.std).reshape(-1)[0])
             metrics = {}
-            if cfg.paper == "pac":  # rounds theta to the grid first, so every metric below uses the rounded prior
+            if cfg.paper == "pac" or cfg.objective.name in methods.PAC_OBJECTIVES:
+                # rounds theta to the grid first, so every metric below uses the rounded prior
                 metrics.update(pac_metrics(bundle, cfg.pac, *prep.tensors["train"], *prep.tensors["test"]))
                 write_predictive_1d(bundle, run_dir, *prep.tensors["train"], cfg.pac)  # 1-D inputs only (Fig. 1)
             for part in ("val", "test"):

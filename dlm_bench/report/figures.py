@@ -33,6 +33,9 @@ def make_figure(df: pd.DataFrame, spec: FigureSpec):
                 rows = sub[sub[SERIES] == label]
                 if rows.empty or metric not in rows:
                     continue
+                if spec.scatter:
+                    ax.scatter(rows[spec.x], rows[metric], s=12, alpha=0.7, label=label)
+                    continue
                 agg = mean_se(rows, [spec.x], (metric,)).sort_values(spec.x)
                 ax.errorbar(agg[spec.x], agg["mean"], yerr=agg["se"].fillna(0.0), label=label, marker="o",
                             markersize=4, capsize=3)
