@@ -111,7 +111,7 @@ PAC_FIG1_SPECS = (
 
 PAC_APPE_SPECS = tuple(
     FigureSpec(f"fig7_{key}", x="noise_var", metrics=("train_final_loss",), methods=(m,), xscale="log", scatter=True,
-               xlabel="learned sigma_n^2", title=f"Reeb et al. (2018) Fig. 7: {m.label}, 100 initialisations")
+               xlabel="learned sigma_n^2", title=f"Fig. 7 (App. E): {m.label}")
     for key, m in (("fitc", MethodSpec("FITC", where(model="fitc"))),
                    ("kl_pac_sgp", MethodSpec("kl-PAC-SGP", where(model="pac_sgp", objective="pac_kl"))))
 ) + (TableSpec("appE_summary", by=("dataset",), metrics=("noise_var", "train_final_loss", "bound", "test_mse"),
