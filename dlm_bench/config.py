@@ -144,6 +144,7 @@ class PacConfig:
     delta: float = 0.01  # the bound holds with probability >= 1 - delta
     grid_L: float = 6.0  # ln theta rounded to {-L, -L + 2L/G, ..., L}
     grid_G: int = 1200
+    round_digits: Optional[int] = None  # App. F: r decimals, i.e. G = 2 L 10^r (overrides grid_G when set)
     round: bool = True  # round ln theta to the grid before evaluating (False: continuous theta, no valid bound)
     sparse_q: SparseQ = SparseQ.fitc  # model=pac_sgp: how Q(f_M) is parametrised
 

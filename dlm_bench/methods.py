@@ -90,6 +90,8 @@ def check_pac(cfg: DictConfig) -> None:
             raise ConfigError(f"pac.delta must be in (0, 1], got {p.delta}")
         if not (p.grid_L > 0 and p.grid_G >= 1):
             raise ConfigError(f"pac.grid_L must be > 0 and pac.grid_G >= 1, got {p.grid_L}, {p.grid_G}")
+        if p.round_digits is not None and not 0 <= p.round_digits <= 8:
+            raise ConfigError(f"pac.round_digits must be in 0..8 or null, got {p.round_digits}")
     if cfg.pac.sparse_q.value != "fitc" and model != "pac_sgp":
         raise ConfigError(f"pac.sparse_q applies to model=pac_sgp (got model={model})")
 

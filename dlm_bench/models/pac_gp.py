@@ -20,7 +20,7 @@ import gpytorch
 import torch
 
 from ..config import SparseQ
-from ..pac.bound import BOUNDS, log_theta_size
+from ..pac.bound import BOUNDS, grid_points, log_theta_size
 from ..pac.kl import kl_collapsed, kl_sparse
 from ..pac.losses import gibbs_risk
 from . import collapsed
@@ -34,7 +34,7 @@ class _PacObjective:
     def __init__(self, pac_cfg, objective: str, num_hypers: int):
         self.eps, self.loss_name, self.delta = float(pac_cfg.epsilon), pac_cfg.loss.value, float(pac_cfg.delta)
         self.bound = BOUNDS[objective]
-        self.log_theta = log_theta_size(num_hypers, pac_cfg.grid_L, pac_cfg.grid_G)
+        self.log_theta = log_theta_size(num_hypers, pac_cfg.grid_L, grid_points(pac_cfg))
 
     def __call__(self, y, mean, var, kl):
         risk = gibbs_risk(self.loss_name, y, mean, var, self.eps).mean()

@@ -26,6 +26,12 @@ def log_theta_size(num_hypers: int, grid_L: float = 6.0, grid_G: int = 1200) -> 
     return num_hypers * math.log(grid_G + 1)
 
 
+def grid_points(pac_cfg) -> int:
+    """G of a pac config: grid_G, or 2 L 10^r when round_digits r is set (App. F's parametrisation)."""
+    r = getattr(pac_cfg, "round_digits", None)
+    return int(round(2 * pac_cfg.grid_L * 10**r)) if r is not None else int(pac_cfg.grid_G)
+
+
 def round_to_grid(log_theta: torch.Tensor, grid_L: float = 6.0, grid_G: int = 1200) -> torch.Tensor:
     """Closest point of {-L + k 2L/G : k = 0..G} to each component (values outside [-L, L] are clamped)."""
     step = 2.0 * grid_L / grid_G

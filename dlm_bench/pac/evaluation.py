@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from .bound import bound_kl, bound_pinsker, log_theta_size, round_to_grid
+from .bound import bound_kl, bound_pinsker, grid_points, log_theta_size, round_to_grid
 from .losses import gibbs_risk
 
 
@@ -39,13 +39,13 @@ def pac_metrics(bundle, pac_cfg, X_train, y_train, X_test, y_test) -> dict:
     """Round (if pac_cfg.round) in place, then bound, bound_pinsker, gibbs_train, gibbs_test, kl_over_n,
     log_theta (= ln|Theta|). The caller computes test_mse etc. afterwards, with the rounded theta."""
     if pac_cfg.round:
-        round_kernel_(bundle.kernel, pac_cfg.grid_L, pac_cfg.grid_G)
+        round_kernel_(bundle.kernel, pac_cfg.grid_L, grid_points(pac_cfg))
         if hasattr(bundle, "clear_caches"):
             bundle.clear_caches()
     bundle.eval()
     n = X_train.shape[0]
     loss, eps = pac_cfg.loss.value, pac_cfg.epsilon
-    log_theta = log_theta_size(num_prior_hypers(bundle.kernel), pac_cfg.grid_L, pac_cfg.grid_G)
+    log_theta = log_theta_size(num_prior_hypers(bundle.kernel), pac_cfg.grid_L, grid_points(pac_cfg))
     kl = bundle.pac_kl()
     m, v = bundle.predict_f(X_train)
     risk = gibbs_risk(loss, y_train, m, v, eps).mean()

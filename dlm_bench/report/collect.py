@@ -10,7 +10,8 @@ import pandas as pd
 NESTED = ("metrics", "train", "config", "env")
 # Settings copied from run.json's config into columns (dotted path -> column), when present: what a report
 # may need on an axis or in a table split that is not a top-level field.
-CONFIG_COLUMNS = {"pac.epsilon": "epsilon", "pac.loss": "pac_loss", "model.ard": "ard"}
+CONFIG_COLUMNS = {"pac.epsilon": "epsilon", "pac.loss": "pac_loss", "pac.grid_L": "grid_L",
+                  "pac.round_digits": "round_digits", "model.ard": "ard"}
 
 
 def find_run_files(dirs) -> list[Path]:

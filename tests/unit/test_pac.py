@@ -283,3 +283,26 @@ def test_lbfgs_trainer_minimises_and_survives_failing_trial_points():
     assert torch.allclose(w.detach(), torch.tensor([1.0, 0.5], dtype=torch.float64), atol=1e-6)
     with pytest.raises(ValueError, match="full batch"):
         Trainer(optimizer="lbfgs", batch_size=2)
+
+
+def test_round_digits_sets_the_grid_like_app_f():
+    from dlm_bench.pac.bound import grid_points
+
+    assert grid_points(PacConfig()) == 1200
+    assert grid_points(PacConfig(grid_L=1.0, round_digits=0)) == 2  # ln theta in {-1, 0, 1}
+    assert grid_points(PacConfig(grid_L=6.0, round_digits=2)) == 1200
+    assert log_theta_size(4, 1.0, grid_points(PacConfig(grid_L=1.0, round_digits=0))) == pytest.approx(4 * math.log(3))
+
+
+def test_gp_synthetic_generator_is_seeded():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "make_gp_synthetic.py"
+    spec = importlib.util.spec_from_file_location("make_gp_synthetic", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    X, y, ls = mod.gp_synthetic(500, 3, seed=1)
+    X2, y2, _ = mod.gp_synthetic(500, 3, seed=1)
+    assert X.shape == (500, 3) and np.array_equal(y, y2) and (np.abs(X) <= 3).all()
+    assert (np.abs(np.log(ls)) <= 1).all() and 0.5 < y.var() < 2.0  # unit signal variance + 0.01 noise
