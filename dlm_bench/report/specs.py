@@ -120,8 +120,10 @@ PAC_APPE_SPECS = tuple(
 
 PAC_APPF_SPECS = (
     FigureSpec("fig8", x="log_theta", metrics=("bound", "gibbs_train", "gibbs_test", "kl_over_n"),
-               methods=(MethodSpec("kl-PAC-GP", where(model="pac_gp", objective="pac_kl")),),
-               xlabel="ln|Theta| = (d+1) ln(G+1)", title="Reeb et al. (2018) Fig. 8: discretisation of ln theta"),
+               methods=tuple(MethodSpec(f"kl-PAC-GP, L={L:g}", where(model="pac_gp", objective="pac_kl", grid_L=float(L)))
+                             for L in (1, 2, 4, 8)),
+               xlabel="ln|Theta| = (d+1) ln(G+1), G = 2 L 10^r, r = 0, 1, 2, 4",
+               title="Reeb et al. (2018) Fig. 8: discretisation of ln theta (one line per L)"),
     TableSpec("appF", by=("grid_L", "round_digits", "log_theta"), metrics=("bound", "gibbs_train", "gibbs_test", "kl_over_n"),
               methods=(MethodSpec("kl-PAC-GP", where(model="pac_gp", objective="pac_kl")),)),
 )
