@@ -54,6 +54,19 @@ class Progress(Enum):
     off = "off"
 
 
+class PacLoss(Enum):
+    zero_one = "zero_one"  # 1[|y - f| > epsilon] (Reeb et al. 2018, eq. 18; the paper's default)
+    clipped_square = "clipped_square"  # min(((y - f)/epsilon)^2, 1) (eq. 19)
+    exp = "exp"  # inverted Gaussian l_exp = 1 - exp(-((y - f)/epsilon)^2) (eq. 20, Table 3)
+    relative = "relative"  # 1[|y - f| > epsilon |y|] (eq. 21 with r_pm(y) = y +- epsilon |y|)
+
+
+class SparseQ(Enum):
+    fitc = "fitc"  # q(u) of eq. 11 with alpha = 1 (the paper's PAC-SGP)
+    vfe = "vfe"  # eq. 11 with alpha = 0
+    free = "free"  # free-form a_M, B_MM = L L^T
+
+
 @dataclass
 class DatasetConfig:
     name: str = "boston"
@@ -104,7 +117,7 @@ class EstimatorConfig:
 
 @dataclass
 class TrainerConfig:
-    optimizer: str = "adam"
+    optimizer: str = "adam"  # adam | lbfgs (full batch; one iteration with a strong-Wolfe line search per step)
     lr: float = 0.1
     batch_size: Optional[int] = None  # None: full batch
     epochs: Optional[int] = None  # minibatch mode only; None: until max_iters
@@ -128,6 +141,21 @@ class ProtocolConfig:
     folds: int = 5  # sggpm: K of the K-fold cross-validation
     fold: Optional[int] = None  # sggpm: test fold; None: seed % folds
     active_size: Optional[int] = None  # sggpm: size of the random active set (subset of train)
+
+
+@dataclass
+class PacConfig:
+    """PAC-GP paper (Reeb et al. 2018): loss, bound and hyperparameter grid. Used by objective=pac_kl|pac_sqrt
+    and, with paper=pac, by the evaluation of every method (bound, Gibbs risks, KL/N with rounded theta)."""
+
+    epsilon: float = 0.6  # scale of the loss (accuracy goal, in standardised target units)
+    loss: PacLoss = PacLoss.zero_one
+    delta: float = 0.01  # the bound holds with probability >= 1 - delta
+    grid_L: float = 6.0  # ln theta rounded to {-L, -L + 2L/G, ..., L}
+    grid_G: int = 1200
+    round_digits: Optional[int] = None  # App. F: r decimals, i.e. G = 2 L 10^r (overrides grid_G when set)
+    round: bool = True  # round ln theta to the grid before evaluating (False: continuous theta, no valid bound)
+    sparse_q: SparseQ = SparseQ.fitc  # model=pac_sgp: how Q(f_M) is parametrised
 
 
 @dataclass
@@ -163,6 +191,7 @@ class Config:
     protocol: ProtocolConfig = field(default_factory=ProtocolConfig)
     launcher: LauncherConfig = field(default_factory=LauncherConfig)
     resume: ResumeConfig = field(default_factory=ResumeConfig)
+    pac: PacConfig = field(default_factory=PacConfig)
     paper: str = "dlm"
     experiment: str = "default"
     seed: int = 0

@@ -35,7 +35,7 @@ def regression_metrics(bundle, X: torch.Tensor, y: torch.Tensor, y_scale: float,
     mse = (y - mu) ** 2
     out = {f"{prefix}_mse": mse.mean().item()}
     out[f"{prefix}_mse_raw"] = out[f"{prefix}_mse"] * y_scale**2
-    if var is not None:
+    if var is not None and bundle.noise is not None:  # free-form PAC-SGP has no noise parameter
         pred_var = var + bundle.noise
         nll = 0.5 * (torch.log(2 * math.pi * pred_var) + (y - mu) ** 2 / pred_var)
         out[f"{prefix}_nll"] = nll.mean().item()

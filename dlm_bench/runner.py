@@ -22,6 +22,7 @@ from .estimators import effective_estimator
 from .evaluate import regression_metrics
 from .evaluate_glm import glm_metrics
 from .task_defaults import resolve_task_defaults
+from .pac.evaluation import pac_metrics, write_predictive_1d
 from .results import RunRecord, env_info, write_curve_csv, write_run_json
 from .train import TrainResult, Trainer
 
@@ -70,6 +71,8 @@ def run_name(cfg: DictConfig) -> str:
     for k in NOT_IN_RUN_NAME:
         d.pop(k, None)
     d.get("trainer", {}).pop("progress", None)
+    if d.get("paper") != "pac" and d.get("objective", {}).get("name") not in methods.PAC_OBJECTIVES:
+        d.pop("pac", None)  # PAC settings change nothing else: keep other papers' run names as they were
     if d["objective"].get("beta_index") is not None:
         d["objective"].pop("beta", None)  # beta is derived from the index
     digest = hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:8]
@@ -222,6 +225,10 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
         if result.status == "ok":
             y_scale = float(np.asarray(prep.split.y_stats.std).reshape(-1)[0])
             metrics = {}
+            if cfg.paper == "pac" or cfg.objective.name in methods.PAC_OBJECTIVES:
+                # rounds theta to the grid first, so every metric below uses the rounded prior
+                metrics.update(pac_metrics(bundle, cfg.pac, *prep.tensors["train"], *prep.tensors["test"]))
+                write_predictive_1d(bundle, run_dir, *prep.tensors["train"], cfg.pac)  # 1-D inputs only (Fig. 1)
             for part in ("val", "test"):
                 X, y = prep.tensors[part]
                 if bundle.likelihood_name in (None, "gaussian"):

@@ -53,14 +53,17 @@ class Trainer:
         optimizer: str = "adam",
         seed: int = 0,
     ):
-        if optimizer != "adam":
-            raise ValueError(f"trainer.optimizer must be 'adam', got {optimizer!r}")
+        if optimizer not in ("adam", "lbfgs"):
+            raise ValueError(f"trainer.optimizer must be 'adam' or 'lbfgs', got {optimizer!r}")
+        if optimizer == "lbfgs" and batch_size is not None:
+            raise ValueError("trainer.optimizer=lbfgs is full batch only; use trainer.batch_size=null")
         if max_iters < 1:
             raise ValueError(f"trainer.max_iters must be >= 1, got {max_iters}")
         if batch_size is not None and batch_size < 1:
             raise ValueError(f"trainer.batch_size must be >= 1 or null, got {batch_size}")
         if lr <= 0:
             raise ValueError(f"trainer.lr must be > 0, got {lr}")
+        self.optimizer = optimizer
         self.lr, self.max_iters, self.window, self.tol = lr, max_iters, window, tol
         self.batch_size, self.epochs, self.seed = batch_size, epochs, seed
         self.progress = sys.stderr.isatty() if progress is None else progress
@@ -81,14 +84,44 @@ class Trainer:
             seed=seed,
         )
 
+    @staticmethod
+    def _lbfgs_step(optimizer, loss_fn, X, y) -> float:
+        """One L-BFGS iteration; returns the loss before it (like the Adam loop), so a non-finite or failing
+        start still marks the run diverged. A trial point of the line search where the loss is non-finite or
+        a Cholesky fails counts as a very large loss (the search backtracks) instead of ending the run."""
+        first: list[float] = []
+
+        def closure():
+            optimizer.zero_grad(set_to_none=True)
+            try:
+                loss = loss_fn(X, y)
+            except (NotPSDError, NanError, torch.linalg.LinAlgError):
+                if not first:
+                    raise
+                return torch.tensor(1e10, dtype=torch.float64)
+            if not first:
+                first.append(loss.item())
+            if not torch.isfinite(loss):
+                return torch.tensor(1e10, dtype=torch.float64)
+            loss.backward()
+            return loss
+
+        optimizer.step(closure)
+        return first[0]
+
     def fit(self, loss_fn, params, X: torch.Tensor, y: torch.Tensor, track=None, track_every: int | None = None) -> TrainResult:
-        """Minimise loss_fn(X_batch, y_batch) over `params` with Adam (modules must be in train mode).
+        """Minimise loss_fn(X_batch, y_batch) over `params` with Adam or L-BFGS (modules in train mode).
 
         track: optional callable() -> dict of metrics, called at iteration 1 and every `track_every`
         iterations (and at the last one); its values are added to that iteration's curve row.
         """
         params = [p for p in params if p.requires_grad]
-        optimizer = torch.optim.Adam(params, lr=self.lr)
+        if self.optimizer == "lbfgs":  # one L-BFGS iteration (strong-Wolfe line search) per step
+            optimizer = torch.optim.LBFGS(
+                params, lr=self.lr, max_iter=1, max_eval=25, history_size=50, line_search_fn="strong_wolfe"
+            )
+        else:
+            optimizer = torch.optim.Adam(params, lr=self.lr)
         n = X.shape[0]
         full_batch = self.batch_size is None or self.batch_size >= n
         # Minibatch mode: the rule is applied to each epoch's mean loss (minibatch losses are noisy).
@@ -108,16 +141,20 @@ class Trainer:
                 epoch_sum, epoch_count = 0.0, 0
                 for idx in batches:
                     xb, yb = (X, y) if idx is None else (X[idx], y[idx])
-                    optimizer.zero_grad(set_to_none=True)
-                    loss = loss_fn(xb, yb)
-                    loss_value = loss.item()
+                    if self.optimizer == "lbfgs":
+                        loss_value = self._lbfgs_step(optimizer, loss_fn, xb, yb)
+                    else:
+                        optimizer.zero_grad(set_to_none=True)
+                        loss = loss_fn(xb, yb)
+                        loss_value = loss.item()
                     result.iterations += 1
                     if not math.isfinite(loss_value):
                         result.status = "diverged"
                         result.error = f"non-finite training loss ({loss_value}) at iteration {result.iterations}"
                         return result
-                    loss.backward()
-                    optimizer.step()
+                    if self.optimizer != "lbfgs":
+                        loss.backward()
+                        optimizer.step()
                     row = {"iteration": result.iterations, "wall_s": time.perf_counter() - start, "loss": loss_value}
                     if track is not None and (result.iterations == 1 or result.iterations % track_every == 0):
                         row.update(track())

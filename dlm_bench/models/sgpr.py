@@ -32,6 +32,12 @@ class CollapsedBundle(ModelBundle):
     def loss(self, X, y):
         return collapsed.neg_log_marginal(self.terms(X, y)) / X.shape[0]
 
+    def pac_kl(self):
+        """KL(q(u) || p(u)) of the implied q(u) (Reeb et al. 2018, eqs. 10-11), for paper=pac reports."""
+        from ..pac.kl import kl_collapsed
+
+        return kl_collapsed(self.terms(self.X_train, self.y_train))
+
     @torch.no_grad()
     def predict_f(self, X):
         t = self.terms(self.X_train, self.y_train)

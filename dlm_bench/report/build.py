@@ -8,9 +8,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from .collect import collect
-from .figures import make_curve_figure, make_figure
-from .specs import SPECS, CurveSpec, FigureSpec, TableSpec, default_specs
-from .tables import SERIES, apply_methods, mean_se, pivot_for_markdown, to_markdown
+from .figures import make_curve_figure, make_figure, make_predictive_figure
+from .specs import SPECS, CurveSpec, FigureSpec, PredictiveSpec, TableSpec, default_specs
+from .tables import SERIES, apply_methods, fmt_cell, mean_se, pivot_for_markdown, to_markdown
 
 
 def missing_points(df: pd.DataFrame, by: list[str]) -> list[str]:
@@ -29,6 +29,30 @@ def missing_points(df: pd.DataFrame, by: list[str]) -> list[str]:
             key = key if isinstance(key, tuple) else (key,)
             notes.append(f"{dict(zip(by, key))}: {n} of {full} seeds")
     return notes
+
+
+def _key(values) -> tuple:
+    return tuple(round(v, 6) if isinstance(v, float) else v for v in values)
+
+
+def compare_with_reference(tidy: pd.DataFrame, by: list[str], reference: dict) -> str:
+    """Ours (mean ± SE, n) next to the published (mean ± SE); `>2SE` marks |ours - paper| > 2 sqrt(se^2 + se_paper^2)."""
+    ref = {_key(k): v for k, v in reference.items()}
+    rows = []
+    for r in tidy.itertuples(index=False):
+        d = r._asdict()
+        paper = ref.get(_key([d[c] for c in by]), {}).get(d["metric"])
+        if paper is None:
+            continue
+        se = 0.0 if pd.isna(d["se"]) else d["se"]
+        diff = d["mean"] - paper[0]
+        flag = ">2SE" if abs(diff) > 2 * (se**2 + paper[1] ** 2) ** 0.5 else ""
+        rows.append({**{c: d[c] for c in by}, "metric": d["metric"], "ours": fmt_cell(d["mean"], d["se"]), "n": d["n"],
+                     "paper": fmt_cell(paper[0], paper[1]), "diff": diff, "flag": flag})
+    if not rows:
+        return "no matching rows\n"
+    out = pd.DataFrame(rows)
+    return f"{(out['flag'] != '').sum()} of {len(out)} differ by more than 2 combined standard errors\n\n" + to_markdown(out)
 
 
 def build_report(dirs, out: Path, paper: str | None = None) -> dict:
@@ -59,8 +83,13 @@ def build_report(dirs, out: Path, paper: str | None = None) -> dict:
                     f"# {experiment}: {spec.name}\n\nmean ± standard error over seeds\n\n{to_markdown(md)}"
                 )
                 made["tables"] += [stem.with_suffix(".csv"), stem.with_suffix(".md")]
-            elif isinstance(spec, (FigureSpec, CurveSpec)):
-                fig = make_figure(sub, spec) if isinstance(spec, FigureSpec) else make_curve_figure(sub, spec)
+                if spec.reference and not tidy.empty:
+                    cmp_path = stem.with_name(stem.name + "_vs_paper.md")
+                    cmp_path.write_text(f"# {experiment}: {spec.name} next to the paper\n\n{compare_with_reference(tidy, by, spec.reference)}")
+                    made["tables"].append(cmp_path)
+            elif isinstance(spec, (FigureSpec, CurveSpec, PredictiveSpec)):
+                draw = {FigureSpec: make_figure, CurveSpec: make_curve_figure, PredictiveSpec: make_predictive_figure}
+                fig = draw[type(spec)](sub, spec)
                 for ext in (".png", ".pdf"):
                     fig.savefig(stem.with_suffix(ext), dpi=130)
                 plt.close(fig)

@@ -8,6 +8,10 @@ from pathlib import Path
 import pandas as pd
 
 NESTED = ("metrics", "train", "config", "env")
+# Settings copied from run.json's config into columns (dotted path -> column), when present: what a report
+# may need on an axis or in a table split that is not a top-level field.
+CONFIG_COLUMNS = {"pac.epsilon": "epsilon", "pac.loss": "pac_loss", "pac.grid_L": "grid_L",
+                  "pac.round_digits": "round_digits", "model.ard": "ard"}
 
 
 def find_run_files(dirs) -> list[Path]:
@@ -55,6 +59,12 @@ def flatten(rec: dict, path: Path) -> dict:
     row.update(_flat_config(rec.get("config") or {}))
     row.update(rec.get("metrics") or {})
     row.update({f"train_{k}": v for k, v in (rec.get("train") or {}).items()})
+    for dotted, col in CONFIG_COLUMNS.items():
+        node = rec.get("config") or {}
+        for key in dotted.split("."):
+            node = node.get(key) if isinstance(node, dict) else None
+        if node is not None and col not in row:
+            row[col] = node
     row["git"] = (rec.get("env") or {}).get("git")
     row["num_samples"] = ((rec.get("config") or {}).get("estimator") or {}).get("num_samples")
     row["method"] = method_label(rec)

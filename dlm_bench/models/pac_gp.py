@@ -1,0 +1,189 @@
+"""PAC-GP and PAC-SGP (Reeb et al. 2018, sec. 3): GPs trained by minimising the PAC-Bayes bound B of
+eq. (5) (objective=pac_kl, "kl-PAC-GP") or its Pinsker relaxation B_Pin (objective=pac_sqrt, "sqrt-PAC-GP").
+
+- `pac_gp` (full): Q is the GP posterior of eq. (6) for a noise sigma_n^2 that is a free parameter of Q
+  (not of the prior); KL from eq. (8); trains theta (kernel) and sigma_n. O(N^3) per step.
+- `pac_sgp` (sparse): Q(f) = int P(f | f_M) Q(f_M) with Q(f_M) = N(a_M, B_MM) (eq. 9), KL from eq. (10).
+  pac.sparse_q=fitc (the paper's choice): a_M, B_MM from eq. (11) with alpha = 1, trains theta, Z,
+  sigma_n; vfe: alpha = 0; free: a_M and B_MM = L L^T are free parameters (initialised at the FITC
+  q(u) of the initial theta, Z and noise_init), trains theta, Z, a_M, L (no sigma_n: noise is None).
+
+The Gibbs risk uses Q's noise-free marginals (the predictive variance of Q excludes sigma_n^2, see the
+paper's Fig. 1 caption); the loss is the bound itself (a number in [0, 1] for pac_kl).
+The penalty ln|Theta| = T ln(G+1) is constant during training; theta is rounded after training
+(pac/evaluation.py), as in the paper.
+"""
+
+from __future__ import annotations
+
+import gpytorch
+import torch
+
+from ..config import SparseQ
+from ..pac.bound import BOUNDS, grid_points, log_theta_size
+from ..pac.kl import kl_collapsed, kl_sparse
+from ..pac.losses import gibbs_risk
+from . import collapsed
+from .base import ModelBundle
+from .svgp import initial_inducing_points, make_kernel
+
+
+class _PacObjective:
+    """The bound on the training set, given the KL and the Gibbs-risk marginals."""
+
+    def __init__(self, pac_cfg, objective: str, num_hypers: int):
+        self.eps, self.loss_name, self.delta = float(pac_cfg.epsilon), pac_cfg.loss.value, float(pac_cfg.delta)
+        self.bound = BOUNDS[objective]
+        self.log_theta = log_theta_size(num_hypers, pac_cfg.grid_L, grid_points(pac_cfg))
+
+    def __call__(self, y, mean, var, kl):
+        risk = gibbs_risk(self.loss_name, y, mean, var, self.eps).mean()
+        return self.bound(risk, kl, y.shape[0], self.log_theta, self.delta)
+
+
+def _num_hypers(kernel) -> int:
+    return int(kernel.base_kernel.lengthscale.numel()) + 1
+
+
+class PacGPBundle(ModelBundle):
+    """Full PAC-GP: kernel + sigma_n, Q from eq. (6)."""
+
+    def __init__(self, kernel, likelihood, X_train, y_train, pac_cfg, objective: str):
+        super().__init__()
+        self.kernel, self.likelihood = kernel, likelihood
+        self.register_buffer("X_train", X_train, persistent=False)
+        self.register_buffer("y_train", y_train, persistent=False)
+        self.objective = _PacObjective(pac_cfg, objective, _num_hypers(kernel))
+
+    def _solve(self, X, y):
+        K = self.kernel(X).to_dense()
+        eye = torch.eye(K.shape[-1], dtype=K.dtype, device=K.device)
+        Lc = torch.linalg.cholesky(K + self.noise * eye)
+        alpha = torch.cholesky_solve(y.unsqueeze(-1), Lc).squeeze(-1)
+        return K, Lc, alpha
+
+    def _kl_and_marginals(self, K, Lc, alpha):
+        """KL of eq. (8) and Q's marginals at the training inputs, from one triangular inverse:
+        tr(K C^{-1}) = N - sigma^2 tr(C^{-1}), mean = K alpha = y - sigma^2 alpha,
+        var_i = [K - K C^{-1} K]_ii = sigma^2 (1 - sigma^2 [C^{-1}]_ii)."""
+        n = K.shape[-1]
+        eye = torch.eye(n, dtype=K.dtype, device=K.device)
+        cinv_diag = torch.linalg.solve_triangular(Lc, eye, upper=False).square().sum(0)
+        logdet_c = 2.0 * Lc.diagonal().log().sum()
+        s2 = self.noise
+        kl = 0.5 * (logdet_c - n * torch.log(s2) - (n - s2 * cinv_diag.sum()) + alpha @ (K @ alpha))
+        return kl, K @ alpha, (s2 * (1 - s2 * cinv_diag)).clamp_min(0.0)
+
+    def loss(self, X, y):
+        K, Lc, alpha = self._solve(X, y)
+        kl, mean, var = self._kl_and_marginals(K, Lc, alpha)
+        return self.objective(y, mean, var, kl)
+
+    def pac_kl(self):
+        return self._kl_and_marginals(*self._solve(self.X_train, self.y_train))[0]
+
+    @torch.no_grad()
+    def predict_f(self, X):
+        _, Lc, alpha = self._solve(self.X_train, self.y_train)
+        Kxs = self.kernel(self.X_train, X).to_dense()
+        V = torch.linalg.solve_triangular(Lc, Kxs, upper=False)
+        return Kxs.T @ alpha, (self.kernel(X, diag=True) - V.square().sum(0)).clamp_min(0.0)
+
+
+class PacSGPBundle(ModelBundle):
+    """Sparse PAC-SGP: kernel + Z (+ sigma_n for fitc/vfe, + a_M, L for free)."""
+
+    def __init__(self, kernel, Z, likelihood, X_train, y_train, pac_cfg, objective: str, learn_inducing=True):
+        super().__init__()
+        self.kernel, self.likelihood = kernel, likelihood
+        self.sparse_q = pac_cfg.sparse_q
+        self.alpha = {SparseQ.fitc: 1.0, SparseQ.vfe: 0.0, SparseQ.free: 1.0}[self.sparse_q]
+        self.Z = torch.nn.Parameter(Z.clone(), requires_grad=learn_inducing)
+        self.register_buffer("Z_init", Z.clone(), persistent=False)  # for plots of the inducing inputs' movement
+        self.register_buffer("X_train", X_train, persistent=False)
+        self.register_buffer("y_train", y_train, persistent=False)
+        self.num_inducing = int(Z.shape[0])
+        self.objective = _PacObjective(pac_cfg, objective, _num_hypers(kernel))
+        if self.sparse_q is SparseQ.free:
+            with torch.no_grad():  # start at the FITC q(u) of the initial hyperparameters
+                t = self._collapsed(X_train, y_train)
+                a, R = collapsed.q_u(t)
+                B = R @ R.T
+                B = 0.5 * (B + B.T) + 1e-10 * B.diagonal().mean() * torch.eye(B.shape[0], dtype=B.dtype)
+                Lb = torch.linalg.cholesky(B)
+            self.q_mean = torch.nn.Parameter(a.clone())
+            self.q_tril = torch.nn.Parameter(torch.tril(Lb, -1).clone())
+            self.q_log_diag = torch.nn.Parameter(Lb.diagonal().log().clone())
+            self.likelihood.noise_covar.raw_noise.requires_grad_(False)
+
+    @property
+    def noise(self):
+        return None if self.sparse_q is SparseQ.free else self.likelihood.noise.reshape(-1)[0]
+
+    def _kernels(self, X):
+        Kuu = self.kernel(self.Z).to_dense()
+        return Kuu, self.kernel(self.Z, X).to_dense(), self.kernel(X, diag=True)
+
+    def _collapsed(self, X, y):
+        Kuu, Kuf, kff = self._kernels(X)
+        noise = self.likelihood.noise.reshape(-1)[0]
+        return collapsed.collapsed_terms(Kuu, Kuf, kff, noise, y, self.alpha, collapsed.default_jitter(Kuu))
+
+    def _free(self, X):
+        """(L, A = L^{-1} Kuf, kff, w = L^{-1} a, W = L^{-1} L_B, L_B) for the free-form Q(f_M)."""
+        Kuu, Kuf, kff = self._kernels(X)
+        eye = torch.eye(Kuu.shape[-1], dtype=Kuu.dtype, device=Kuu.device)
+        L = torch.linalg.cholesky(Kuu + collapsed.default_jitter(Kuu) * eye)
+        Lb = torch.tril(self.q_tril, -1) + torch.diag(self.q_log_diag.exp())
+        A = torch.linalg.solve_triangular(L, Kuf, upper=False)
+        W = torch.linalg.solve_triangular(L, Lb, upper=False)
+        return L, A, kff, W, Lb
+
+    def _free_marginals(self, L, A, kff, W):
+        w = torch.linalg.solve_triangular(L, self.q_mean.unsqueeze(-1), upper=False).squeeze(-1)
+        return A.T @ w, (kff - A.square().sum(0) + (W.T @ A).square().sum(0)).clamp_min(0.0)
+
+    def loss(self, X, y):
+        if self.sparse_q is SparseQ.free:
+            L, A, kff, W, Lb = self._free(X)
+            mean, var = self._free_marginals(L, A, kff, W)
+            return self.objective(y, mean, var, kl_sparse(L, self.q_mean, Lb))
+        t = self._collapsed(X, y)
+        Kuf = self.kernel(self.Z, X).to_dense()
+        mean, var = collapsed.predict(t, Kuf, self.kernel(X, diag=True))
+        return self.objective(y, mean, var, kl_collapsed(t))
+
+    def pac_kl(self):
+        if self.sparse_q is SparseQ.free:
+            L, _, _, _, Lb = self._free(self.X_train)
+            return kl_sparse(L, self.q_mean, Lb)
+        return kl_collapsed(self._collapsed(self.X_train, self.y_train))
+
+    @torch.no_grad()
+    def predict_f(self, X):
+        if self.sparse_q is SparseQ.free:
+            L, A, kff, W, _ = self._free(X)
+            return self._free_marginals(L, A, kff, W)
+        t = self._collapsed(self.X_train, self.y_train)
+        return collapsed.predict(t, self.kernel(self.Z, X).to_dense(), self.kernel(X, diag=True))
+
+
+def _kernel_and_likelihood(cfg, X_train):
+    m = cfg.model
+    kernel = make_kernel(m.kernel, X_train.shape[1] if m.ard else None, m.matern_nu)
+    kernel.base_kernel.lengthscale = m.lengthscale_init
+    kernel.outputscale = m.outputscale_init
+    likelihood = gpytorch.likelihoods.GaussianLikelihood()
+    likelihood.noise = m.noise_init
+    return kernel.to(X_train), likelihood.to(X_train)
+
+
+def build_pac_gp(cfg, X_train: torch.Tensor, y_train: torch.Tensor) -> PacGPBundle:
+    kernel, likelihood = _kernel_and_likelihood(cfg, X_train)
+    return PacGPBundle(kernel, likelihood, X_train, y_train, cfg.pac, cfg.objective.name)
+
+
+def build_pac_sgp(cfg, X_train: torch.Tensor, y_train: torch.Tensor) -> PacSGPBundle:
+    kernel, likelihood = _kernel_and_likelihood(cfg, X_train)
+    Z = initial_inducing_points(X_train, cfg.model.num_inducing, cfg.model.inducing_init, cfg.seed)
+    return PacSGPBundle(kernel, Z, likelihood, X_train, y_train, cfg.pac, cfg.objective.name, cfg.model.learn_inducing)

@@ -1,0 +1,52 @@
+"""Report pieces added for the PAC-GP paper: config columns in the flat rows, the comparison with published
+values, and the 1-D predictive figure."""
+
+import json
+
+import pandas as pd
+
+from dlm_bench.report.build import compare_with_reference
+from dlm_bench.report.collect import flatten
+from dlm_bench.report.figures import make_predictive_figure
+from dlm_bench.report.specs import SPECS, MethodSpec, PredictiveSpec, where
+
+
+def test_flatten_copies_selected_config_values(tmp_path):
+    rec = {"status": "ok", "model": "pac_gp", "objective": "pac_kl", "metrics": {"bound": 0.3},
+           "config": {"pac": {"epsilon": 0.4, "loss": "exp"}, "model": {"ard": True}}}
+    row = flatten(rec, tmp_path / "run.json")
+    assert (row["epsilon"], row["pac_loss"], row["ard"], row["bound"]) == (0.4, "exp", True, 0.3)
+    assert "epsilon" not in flatten({"status": "ok", "config": {}}, tmp_path / "run.json")
+
+
+def test_compare_with_reference_flags_differences_beyond_two_standard_errors():
+    tidy = pd.DataFrame([
+        {"dataset": "boston", "epsilon": 0.2, "series": "kl-PAC-GP", "metric": "bound", "mean": 0.80, "se": 0.003, "n": 10},
+        {"dataset": "boston", "epsilon": 0.2, "series": "kl-PAC-GP", "metric": "gibbs_train", "mean": 0.50, "se": 0.005, "n": 10},
+        {"dataset": "boston", "epsilon": 0.4, "series": "kl-PAC-GP", "metric": "bound", "mean": 0.5, "se": 0.01, "n": 10},
+    ])
+    ref = {("boston", 0.2, "kl-PAC-GP"): {"bound": (0.773, 0.003), "gibbs_train": (0.497, 0.005)}}
+    md = compare_with_reference(tidy, ["dataset", "epsilon", "series"], ref)
+    assert md.startswith("1 of 2 differ")  # 0.027 > 2*sqrt(2)*0.003; 0.003 < 2*sqrt(2)*0.005; eps 0.4 has no reference
+    lines = [l for l in md.splitlines() if l.startswith("| boston")]
+    assert len(lines) == 2 and ">2SE" in lines[0] and ">2SE" not in lines[1]
+
+
+def test_pac_specs_are_registered():
+    for name in ("pac_table1", "pac_fig1", "pac_table2", "pac_table2_smoke", "pac_table3", "pac_table3_smoke"):
+        assert name in SPECS
+
+
+def test_predictive_figure_reads_the_runs_predictive_json(tmp_path):
+    rows = []
+    for i, (model, eps) in enumerate([("pac_sgp", 0.1), ("pac_sgp", 0.5), ("exact_gp", 0.1)]):
+        d = tmp_path / f"run{i}"
+        d.mkdir()
+        (d / "predictive.json").write_text(json.dumps({
+            "x": [0.0, 1.0], "mean": [0.0, 1.0], "var": [0.1, 0.1], "X_train": [0.5], "y_train": [0.4],
+            "noise": 0.1, "epsilon": eps, "Z": [0.2], "Z_init": [0.3]}))
+        rows.append({"status": "ok", "seed": 0, "model": model, "objective": "pac_kl", "epsilon": eps,
+                     "kl_over_n": 0.1, "run_dir": str(d), "method": model})
+    spec = PredictiveSpec("fig1", method=MethodSpec("kl", where(model="pac_sgp")), overlay=MethodSpec("gp", where(model="exact_gp")))
+    fig = make_predictive_figure(pd.DataFrame(rows), spec)
+    assert len(fig.axes) == 2 and fig.axes[1].get_title().startswith("epsilon=0.5")
