@@ -10,7 +10,7 @@ import torch
 
 from ..pac.kl import kl_full_gp
 from .base import ModelBundle
-from .svgp import make_kernel
+from .svgp import initial_kernel
 
 
 class _ExactGP(gpytorch.models.ExactGP):
@@ -57,9 +57,7 @@ class ExactGPBundle(ModelBundle):
 
 def build_exact_gp(cfg, X_train: torch.Tensor, y_train: torch.Tensor) -> ExactGPBundle:
     m = cfg.model
-    kernel = make_kernel(m.kernel, X_train.shape[1] if m.ard else None, m.matern_nu)
-    kernel.base_kernel.lengthscale = m.lengthscale_init
-    kernel.outputscale = m.outputscale_init
+    kernel = initial_kernel(cfg, X_train)
     likelihood = gpytorch.likelihoods.GaussianLikelihood()
     likelihood.noise = m.noise_init
     return ExactGPBundle(kernel, likelihood, X_train, y_train)

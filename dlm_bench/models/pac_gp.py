@@ -25,7 +25,7 @@ from ..pac.kl import kl_collapsed, kl_sparse
 from ..pac.losses import gibbs_risk
 from . import collapsed
 from .base import ModelBundle
-from .svgp import initial_inducing_points, make_kernel
+from .svgp import initial_inducing_points, initial_kernel
 
 
 class _PacObjective:
@@ -170,9 +170,7 @@ class PacSGPBundle(ModelBundle):
 
 def _kernel_and_likelihood(cfg, X_train):
     m = cfg.model
-    kernel = make_kernel(m.kernel, X_train.shape[1] if m.ard else None, m.matern_nu)
-    kernel.base_kernel.lengthscale = m.lengthscale_init
-    kernel.outputscale = m.outputscale_init
+    kernel = initial_kernel(cfg, X_train)
     likelihood = gpytorch.likelihoods.GaussianLikelihood()
     likelihood.noise = m.noise_init
     return kernel.to(X_train), likelihood.to(X_train)

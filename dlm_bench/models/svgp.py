@@ -102,14 +102,20 @@ def _is_variational(name: str) -> bool:
     return "_variational_distribution" in name or "variational_params_initialized" in name
 
 
-def initial_kernel_and_inducing(cfg, X_train: torch.Tensor):
-    """The kernel (model.kernel, ard, initial lengthscale / outputscale) and initial Z every sparse model starts from."""
+def initial_kernel(cfg, X_train: torch.Tensor):
+    """The kernel every model starts from: model.kernel, ard, initial lengthscale / outputscale."""
     model_cfg = cfg.model
     kernel = make_kernel(model_cfg.kernel, X_train.shape[1] if model_cfg.ard else None, model_cfg.matern_nu)
     kernel.base_kernel.lengthscale = model_cfg.lengthscale_init
     kernel.outputscale = model_cfg.outputscale_init
+    return kernel
+
+
+def initial_kernel_and_inducing(cfg, X_train: torch.Tensor):
+    """The initial kernel and inducing inputs Z every sparse model starts from."""
+    model_cfg = cfg.model
     Z = initial_inducing_points(X_train, model_cfg.num_inducing, model_cfg.inducing_init, cfg.seed)
-    return kernel, Z
+    return initial_kernel(cfg, X_train), Z
 
 
 def build_svgp(cfg, X_train: torch.Tensor, y_train: torch.Tensor) -> SVGPBundle:
