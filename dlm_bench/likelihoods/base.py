@@ -15,6 +15,8 @@ maximum of p(y|.) over an interval [a, b] is at an endpoint unless the mode lies
 
 from __future__ import annotations
 
+import abc
+
 import gpytorch
 import torch
 
@@ -23,7 +25,7 @@ from .quadrature import gh_expected_log_prob, gh_log_marginal
 NUM_NODES = 20
 
 
-class ScalarLikelihood(gpytorch.likelihoods.Likelihood):
+class ScalarLikelihood(gpytorch.likelihoods.Likelihood, abc.ABC):
     name = "?"
     has_exact_log_marginal = False
     has_exact_expected_log_prob = False
@@ -32,14 +34,17 @@ class ScalarLikelihood(gpytorch.likelihoods.Likelihood):
         super().__init__()
 
     # -- to implement -------------------------------------------------------------------------
+    @abc.abstractmethod
     def log_prob_f(self, y: torch.Tensor, f: torch.Tensor) -> torch.Tensor:
-        raise NotImplementedError  # abstract
+        """Implemented by each likelihood."""
 
+    @abc.abstractmethod
     def log_max(self, y: torch.Tensor) -> torch.Tensor:
-        raise NotImplementedError  # abstract
+        """Implemented by each likelihood."""
 
+    @abc.abstractmethod
     def mode(self, y: torch.Tensor) -> torch.Tensor:
-        raise NotImplementedError  # abstract
+        """Implemented by each likelihood."""
 
     # -- GPyTorch API -------------------------------------------------------------------------
     def forward(self, function_samples, *args, **kwargs):

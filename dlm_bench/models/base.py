@@ -3,26 +3,28 @@ the parameters to train, and the predictive marginals of f at new inputs."""
 
 from __future__ import annotations
 
+import abc
+
 import torch
 
 
-class ModelBundle(torch.nn.Module):
+class ModelBundle(torch.nn.Module, abc.ABC):
     """A model together with its likelihood and training objective (`module.to()` moves all of it)."""
 
     likelihood_name = "gaussian"
     num_inducing: int | None = None
 
+    @abc.abstractmethod
     def loss(self, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """The training loss on a batch (a scalar to minimise)."""
-        raise NotImplementedError  # abstract: each bundle defines its objective
 
     def trainable_parameters(self) -> list[torch.nn.Parameter]:
         return [p for p in self.parameters() if p.requires_grad]
 
+    @abc.abstractmethod
     def predict_f(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Marginal mean and variance of q(f(x)) at each row of X; var is None for a method that defines
         no predictive variance (square-loss DLM), which then gets no NLL."""
-        raise NotImplementedError  # abstract
 
     @property
     def noise(self) -> torch.Tensor | None:
