@@ -9,21 +9,15 @@ import socket
 import threading
 from pathlib import Path
 
-import pytest
-
 import importlib
+
+import pytest
 
 fetch_mod = importlib.import_module("dlm_bench.data.fetch")  # the package re-exports a function of the same name
 
 
 
-@pytest.fixture
-def shared_data() -> Path:
-    # tests/unit/data/conftest.py -> parents[2] is the clone; ../shared/data sits beside it in CI
-    path = Path(__file__).resolve().parents[3].parent / "shared" / "data"
-    if not (path / "MANIFEST.tsv").is_file():
-        pytest.skip(f"offline data copies not found at {path} (../shared/data beside the clone)")
-    return path
+# `shared_data` (../shared/data beside the clone, skipped where absent) comes from tests/conftest.py
 
 
 @pytest.fixture
