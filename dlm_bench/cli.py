@@ -35,11 +35,19 @@ def compose_config(overrides: list[str]):
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
-            return compose(config_name="config", overrides=overrides)
+            cfg = compose(config_name="config", overrides=overrides)
     except MissingConfigException as err:
         raise UserError(_one_line(err)) from err
     except (HydraException, OmegaConfBaseException) as err:
         raise UserError(_unknown_key_message(err) or _one_line(err)) from err
+    from .errors import ConfigError
+    from .validation import validate
+
+    try:
+        validate(cfg, overrides)
+    except ConfigError as err:
+        raise UserError(str(err)) from err
+    return cfg
 
 
 def _unknown_key_message(err: BaseException) -> str | None:
@@ -112,6 +120,9 @@ def cmd_sweep(args) -> int:
     overrides = list(args.overrides)
     for ov in overrides:
         key, sep, value = ov.partition("=")
+        if key == "run_dir" and value not in ("", "null") and "${" not in value and "," not in value:
+            raise UserError(f"run_dir={value} in a sweep would put every grid point in one folder; leave it out "
+                            "(runs go to <results_dir>/<experiment>/<run name>) or make it vary per job, e.g. run_dir=out/${seed}")
         if key.lstrip("+") == "experiment" and value not in group_options("experiment"):
             raise UserError(f"unknown experiment {value!r}; valid choices: {', '.join(group_options('experiment'))}")
     _validate_first_grid_point(overrides)

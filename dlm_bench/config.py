@@ -48,6 +48,11 @@ class DType(Enum):
     float64 = "float64"
 
 
+class Optimizer(Enum):
+    adam = "adam"
+    lbfgs = "lbfgs"  # full batch; one iteration with a strong-Wolfe line search per step
+
+
 class Progress(Enum):
     auto = "auto"  # a progress bar when stderr is a TTY
     on = "on"
@@ -117,7 +122,7 @@ class EstimatorConfig:
 
 @dataclass
 class TrainerConfig:
-    optimizer: str = "adam"  # adam | lbfgs (full batch; one iteration with a strong-Wolfe line search per step)
+    optimizer: Optimizer = Optimizer.adam
     lr: float = 0.1
     batch_size: Optional[int] = None  # None: full batch
     epochs: Optional[int] = None  # minibatch mode only; None: until max_iters

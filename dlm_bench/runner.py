@@ -25,6 +25,7 @@ from .task_defaults import resolve_task_defaults
 from .pac.evaluation import pac_metrics, write_predictive_1d
 from .results import RunRecord, env_info, write_curve_csv, write_run_json
 from .train import TrainResult, Trainer
+from .validation import check_writable, validate
 
 
 def seed_everything(seed: int) -> None:
@@ -110,12 +111,19 @@ def prepare_data(cfg: DictConfig, device: torch.device, dtype: torch.dtype) -> P
     return Prepared(ds, split, tensors)
 
 
+def _job_overrides() -> list[str]:
+    """The overrides of the Hydra job this process runs (a sweep's grid point), or none outside a job."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        return list(HydraConfig.get().overrides.task)
+    except Exception:  # not inside a Hydra job (dlm-bench run composes and checks its own overrides)
+        return []
+
+
 def check_config(cfg: DictConfig) -> None:
+    validate(cfg, _job_overrides())
     methods.check_method(cfg)
-    if not cfg.objective.beta > 0:
-        raise ConfigError(f"objective.beta must be > 0, got {cfg.objective.beta}")
-    if cfg.model.num_inducing < 1:
-        raise ConfigError(f"model.num_inducing must be >= 1, got {cfg.model.num_inducing}")
     if cfg.model.noise_init <= 1e-4:
         raise ConfigError(f"model.noise_init must be > 1e-4 (the noise constraint), got {cfg.model.noise_init}")
 
@@ -174,6 +182,7 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
     apply_beta_grid_flag(cfg.objective)
     resolve_task_defaults(cfg)
     check_config(cfg)
+    check_writable(run_dir_for(cfg).parent)  # before any training: results that cannot be written are lost
     device = resolve_device(cfg.device.value)
     dtype = {"float32": torch.float32, "float64": torch.float64}[cfg.dtype.value]
     seed_everything(cfg.seed)

@@ -80,7 +80,7 @@ class Trainer:
             batch_size=trainer_cfg.batch_size,
             epochs=trainer_cfg.epochs,
             progress=progress,
-            optimizer=trainer_cfg.optimizer,
+            optimizer=getattr(trainer_cfg.optimizer, "value", trainer_cfg.optimizer),
             seed=seed,
         )
 

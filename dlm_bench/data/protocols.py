@@ -123,6 +123,29 @@ def savigp_split(dataset: Dataset, seed: int) -> Split:
     return Split(np.asarray(train), _empty(), np.asarray(test))
 
 
+MIN_TRAIN = 3  # a mean, a standard deviation and one degree of freedom left
+
+
+def check_split(split: Split, dataset: Dataset, protocol: str, wants_val: bool) -> None:
+    """Degenerate data are a data error before training, not a diverged run or an "ok" run without metrics."""
+    for what, a in (("feature", dataset.X), ("target", dataset.y)):
+        bad = ~np.isfinite(a)
+        if bad.any():
+            rows = np.unique(np.nonzero(bad)[0])
+            raise DatasetError(
+                f"dataset {dataset.name!r}: {len(rows)} row(s) with a non-finite {what} value (first: row {rows[0]}); "
+                "clean the data first"
+            )
+    sizes = {"train": len(split.train), "val": len(split.val), "test": len(split.test)}
+    need = {"train": MIN_TRAIN, "test": 1, "val": 1 if wants_val else 0}
+    for part, n in sizes.items():
+        if n < need[part]:
+            raise DatasetError(
+                f"dataset {dataset.name!r} ({len(dataset.y)} rows) leaves {n} {part} row(s) under protocol={protocol} "
+                f"(train/val/test = {sizes['train']}/{sizes['val']}/{sizes['test']}; at least {need[part]} needed)"
+            )
+
+
 def _opt(cfg, key, default=None):
     value = getattr(cfg, key, default)
     return default if value is None else value
@@ -152,6 +175,7 @@ def make_split(protocol_cfg, dataset: Dataset, seed: int) -> Split:
         split = savigp_split(dataset, seed)
     else:
         raise DatasetError(f"unknown protocol {name!r}; valid choices: {', '.join(PROTOCOLS)}")
+    check_split(split, dataset, name, wants_val=name in ("dlm_regression", "dlm_classification") and protocol_cfg.val_frac > 0)
     split.x_stats = Standardizer.fit(dataset.X[split.train], enabled=protocol_cfg.normalize_x)
     regression = dataset.task == "regression"
     split.y_stats = Standardizer.fit(dataset.y[split.train], enabled=protocol_cfg.normalize_y and regression)

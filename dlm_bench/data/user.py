@@ -36,6 +36,8 @@ def load_user_table(cfg) -> Dataset:
     if not path.is_file():
         raise DatasetError(f"dataset.path={path}: no such file")
     df = _read(path)
+    if len(df) == 0:
+        raise DatasetError(f"{path.name}: no data rows (only a header)")
     target = str(target)
     if target not in df.columns:
         if target.lstrip("-").isdigit() and -len(df.columns) <= int(target) < len(df.columns):

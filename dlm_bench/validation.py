@@ -1,0 +1,118 @@
+"""Checks on a composed configuration that must pass before any data is loaded or any training starts.
+
+Each failure is a `ConfigError` with one line that names the key, the bad value and what is allowed; the CLI
+prints it and exits 2. Combination rules between model / objective / estimator live in `methods.check_method`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from .errors import ConfigError
+
+
+def _finite_positive(key: str, value) -> None:
+    if value is None or not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{key} must be a finite number > 0, got {value}")
+
+
+def _at_least(key: str, value, low: int, allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if value is None or value < low:
+        raise ConfigError(f"{key} must be an integer >= {low}{' or null' if allow_none else ''}, got {value}")
+
+
+def _fraction(key: str, value, closed_low: bool = True) -> None:
+    ok = value is not None and math.isfinite(value) and (0 <= value if closed_low else 0 < value) and value < 1
+    if not ok:
+        raise ConfigError(f"{key} must be in {'[' if closed_low else '('}0, 1), got {value}")
+
+
+def validate_numbers(cfg: DictConfig) -> None:
+    """Every numeric setting within its domain (nan and inf included)."""
+    t = cfg.trainer
+    _finite_positive("trainer.lr", t.lr)
+    _at_least("trainer.max_iters", t.max_iters, 1)
+    _at_least("trainer.batch_size", t.batch_size, 1, allow_none=True)
+    _at_least("trainer.epochs", t.epochs, 1, allow_none=True)
+    _at_least("trainer.window", t.window, 1)
+    _at_least("trainer.track_every", t.track_every, 1, allow_none=True)
+    if t.tol is None or not math.isfinite(t.tol):  # a negative tol switches the stopping rule off (learning curves)
+        raise ConfigError(f"trainer.tol must be a finite number (negative: never stop early), got {t.tol}")
+    _at_least("seed", cfg.seed, 0)
+    m = cfg.model
+    for key in ("lengthscale_init", "outputscale_init", "noise_init"):
+        _finite_positive(f"model.{key}", m[key])
+    _at_least("model.num_inducing", m.num_inducing, 1)
+    if m.matern_nu not in (0.5, 1.5, 2.5):
+        raise ConfigError(f"model.matern_nu must be 0.5, 1.5 or 2.5, got {m.matern_nu}")
+    o = cfg.objective
+    _finite_positive("objective.beta", o.beta)
+    _finite_positive("objective.min_beta", o.min_beta)
+    _at_least("objective.beta_index", o.beta_index, 0, allow_none=True)
+    p = cfg.protocol
+    _fraction("protocol.train_frac", p.train_frac, closed_low=False)
+    _fraction("protocol.val_frac", p.val_frac)
+    _at_least("protocol.train_size", p.train_size, 1, allow_none=True)
+    _at_least("protocol.test_size", p.test_size, 1, allow_none=True)
+    _at_least("launcher.n_jobs", cfg.launcher.n_jobs, 1)
+    _at_least("launcher.cpus", cfg.launcher.cpus, 1, allow_none=True)
+
+
+def check_writable(directory: Path) -> None:
+    """Create `directory` and write a probe file in it, so an unwritable results_dir fails before training
+    (a run whose results cannot be written is lost work)."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".write-probe-", dir=directory)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        reason = err.strerror or type(err).__name__
+        raise ConfigError(f"cannot write results to {directory}: {reason}; set results_dir= (or run_dir=) to a writable directory") from None
+
+
+# Group options whose file sets `name` to something else than the option's own name.
+def _option_name(group: str, option: str) -> str:
+    from omegaconf import OmegaConf
+
+    from .config import conf_dir
+
+    path = conf_dir() / group / f"{option}.yaml"
+    if path.is_file():
+        node = OmegaConf.load(path)
+        name = node.get("name") if "name" in node else None
+        if isinstance(name, str):
+            return name
+    return option
+
+
+CHOICE_GROUPS = ("dataset", "model", "objective", "estimator")
+
+
+def check_choices(cfg: DictConfig, overrides: list[str]) -> None:
+    """A group chosen on the command line (dataset=twonorm) that a later preset (dlm_data=ringnorm, an
+    experiment) silently replaced is an error, not a run of something else."""
+    for ov in overrides:
+        key, sep, value = ov.partition("=")
+        key = key.lstrip("+~")
+        if not sep or key not in CHOICE_GROUPS or not value or "," in value or "(" in value:
+            continue
+        wanted, got = _option_name(key, value), cfg[key].name
+        if wanted != got:
+            setters = [o.partition("=")[0].lstrip("+") + "=" + o.partition("=")[2] for o in overrides
+                       if o.partition("=")[0].lstrip("+") in ("dlm_data", "method", "experiment")]
+            by = " or ".join(setters) or "a preset"
+            raise ConfigError(f"{key}={value} conflicts with {by}, which sets {key}.name={got}; choose one of them")
+
+
+def validate(cfg: DictConfig, overrides: list[str] | None = None) -> None:
+    validate_numbers(cfg)
+    if overrides:
+        check_choices(cfg, overrides)
