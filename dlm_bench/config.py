@@ -164,6 +164,14 @@ class PacConfig:
 
 
 @dataclass
+class EvalConfig:
+    """Opt-in evaluations beyond the likelihood's predictive metrics."""
+
+    pac: bool = False  # PAC-Bayes bound, Gibbs risks and KL/N with rounded theta (Reeb et al. 2018); implied by
+    # paper=pac and by the PAC-Bayes objectives
+
+
+@dataclass
 class LauncherConfig:
     """How `dlm-bench sweep` runs its jobs (ignored by `dlm-bench run`)."""
 
@@ -197,6 +205,7 @@ class Config:
     launcher: LauncherConfig = field(default_factory=LauncherConfig)
     resume: ResumeConfig = field(default_factory=ResumeConfig)
     pac: PacConfig = field(default_factory=PacConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
     paper: str = "dlm"
     experiment: str = "default"
     seed: int = 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import random
@@ -15,6 +16,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from . import data, methods
+from .capabilities import objective_label, pac_evaluation
 from .beta import OutsideBetaGrid, apply_beta_grid_flag, resolve_beta
 from .config import Hyperparameters
 from .errors import ConfigError
@@ -57,12 +59,13 @@ ADDED_LATER = {
 }
 
 
-def run_name(cfg: DictConfig) -> str:
-    """Deterministic: readable key fields + a hash of everything that can change the result."""
-    try:
+def run_name(cfg: DictConfig, resolve: bool = True) -> str:
+    """Deterministic: readable key fields + a hash of everything that can change the result. Works on a copy
+    (task defaults resolved there), so the caller's config is unchanged; an unknown dataset or likelihood raises
+    (resolve=False names a configuration that cannot be resolved, for its failure record)."""
+    cfg = copy.deepcopy(cfg)
+    if resolve:
         resolve_task_defaults(cfg)
-    except Exception:  # unknown dataset / likelihood: execute() reports it; the name only needs to exist
-        pass
     d = config_dict(cfg)
     # keys added after the first results were written are left out at their old implicit values, so
     # existing run names (and sweep resumption) stay valid
@@ -72,21 +75,22 @@ def run_name(cfg: DictConfig) -> str:
     for k in NOT_IN_RUN_NAME:
         d.pop(k, None)
     d.get("trainer", {}).pop("progress", None)
-    if d.get("paper") != "pac" and d.get("objective", {}).get("name") not in methods.PAC_OBJECTIVES:
+    d.pop("eval", None)  # what is evaluated shows in whether the pac settings are hashed
+    if not pac_evaluation(cfg):
         d.pop("pac", None)  # PAC settings change nothing else: keep other papers' run names as they were
     if d["objective"].get("beta_index") is not None:
         d["objective"].pop("beta", None)  # beta is derived from the index
     digest = hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:8]
     k = cfg.objective.beta_index
     beta = f"beta{cfg.objective.beta:g}" if k is None else f"betaidx{k}"
-    name = f"{cfg.dataset.name}_{cfg.model.name}_{methods.objective_label(cfg)}_{beta}_seed{cfg.seed}_{digest}"
+    name = f"{cfg.dataset.name}_{cfg.model.name}_{objective_label(cfg)}_{beta}_seed{cfg.seed}_{digest}"
     return re.sub(r"[^A-Za-z0-9_.+-]", "-", name)
 
 
-def run_dir_for(cfg: DictConfig) -> Path:
+def run_dir_for(cfg: DictConfig, resolve: bool = True) -> Path:
     if cfg.run_dir:
         return Path(cfg.run_dir)
-    return Path(cfg.results_dir) / cfg.experiment / run_name(cfg)
+    return Path(cfg.results_dir) / cfg.experiment / run_name(cfg, resolve)
 
 
 @dataclass
@@ -148,7 +152,10 @@ def tracking(cfg: DictConfig, bundle, prep: Prepared) -> dict:
 
 def failure_record(cfg: DictConfig, err: BaseException) -> tuple[RunRecord, Path]:
     """Record a run that could not start (bad data/config for this grid point) as failed."""
-    run_dir = run_dir_for(cfg)
+    try:
+        run_dir = run_dir_for(cfg)
+    except (ConfigError, data.DatasetError):  # its task defaults cannot be resolved: name it as composed
+        run_dir = run_dir_for(cfg, resolve=False)
     record = RunRecord(
         status="failed",
         error=f"{type(err).__name__}: {err}",
@@ -157,7 +164,7 @@ def failure_record(cfg: DictConfig, err: BaseException) -> tuple[RunRecord, Path
         dataset=cfg.dataset.name,
         task=None,
         model=cfg.model.name,
-        objective=methods.objective_label(cfg),
+        objective=objective_label(cfg),
         estimator=cfg.estimator.name,
         likelihood=None,
         beta=float(cfg.objective.beta),
@@ -205,7 +212,7 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
         dataset=prep.dataset.name,
         task=prep.dataset.task,
         model=cfg.model.name,
-        objective=methods.objective_label(cfg),
+        objective=objective_label(cfg),
         estimator=effective_estimator(cfg.objective.name, cfg.estimator.name, cfg.model.get("likelihood")),
         likelihood=bundle.likelihood_name,
         beta=float(cfg.objective.beta),
@@ -234,7 +241,7 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
         if result.status == "ok":
             y_scale = float(np.asarray(prep.split.y_stats.std).reshape(-1)[0])
             metrics = {}
-            if cfg.paper == "pac" or cfg.objective.name in methods.PAC_OBJECTIVES:
+            if pac_evaluation(cfg):
                 # rounds theta to the grid first, so every metric below uses the rounded prior
                 metrics.update(pac_metrics(bundle, cfg.pac, *prep.tensors["train"], *prep.tensors["test"]))
                 write_predictive_1d(bundle, run_dir, *prep.tensors["train"], cfg.pac)  # 1-D inputs only (Fig. 1)

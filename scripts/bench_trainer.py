@@ -15,7 +15,8 @@ import gpytorch
 import torch
 
 from dlm_bench.config import InducingInit, Kernel, MeanFunction
-from dlm_bench.models.svgp import SVGP, initial_inducing_points, make_kernel
+from dlm_bench.models.components import initial_inducing_points, make_kernel
+from dlm_bench.models.svgp import SVGP
 from dlm_bench.train import Trainer
 
 

@@ -8,29 +8,35 @@
   smooth_bmc  bMC with a smoothing constant nu in the denominator (estimators/smooth_bmc.py), dlm only
   ups         unbiased product-sampling gradients (estimators/ups.py), dlm only
 Only the SVGP objectives with a likelihood term (elbo, dlm) have estimators.
-SAMPLING: the estimators that take `estimator.num_samples`.
 """
 
 import gpytorch
 
+from ..capabilities import EstimatorSpec
 from .bmc import BMCPredictiveLogLikelihood, BMCVariationalELBO
 from .quadrature import QuadraturePredictiveLogLikelihood, QuadratureVariationalELBO
 from .smooth_bmc import SmoothBMCPredictiveLogLikelihood
 from .ups import UPSPredictiveLogLikelihood
 
-ESTIMATORS = {
-    "exact": {"elbo": gpytorch.mlls.VariationalELBO, "dlm": gpytorch.mlls.PredictiveLogLikelihood},
-    "bmc": {"elbo": BMCVariationalELBO, "dlm": BMCPredictiveLogLikelihood},
-    "quadrature": {"elbo": QuadratureVariationalELBO, "dlm": QuadraturePredictiveLogLikelihood},
-    "smooth_bmc": {"dlm": SmoothBMCPredictiveLogLikelihood},
-    "ups": {"dlm": UPSPredictiveLogLikelihood},
-}
-
-SAMPLING = ("bmc", "smooth_bmc", "ups")
+ESTIMATORS = {s.name: s for s in (
+    EstimatorSpec("exact", {"elbo": gpytorch.mlls.VariationalELBO, "dlm": gpytorch.mlls.PredictiveLogLikelihood}),
+    EstimatorSpec("bmc", {"elbo": BMCVariationalELBO, "dlm": BMCPredictiveLogLikelihood}, sampling=True),
+    EstimatorSpec("quadrature", {"elbo": QuadratureVariationalELBO, "dlm": QuadraturePredictiveLogLikelihood}),
+    EstimatorSpec("smooth_bmc", {"dlm": SmoothBMCPredictiveLogLikelihood}, sampling=True, extra_keys=("nu",)),
+    EstimatorSpec("ups", {"dlm": UPSPredictiveLogLikelihood}, sampling=True, non_gaussian_only=True),
+)}
 
 
 def mll_class(objective: str, estimator: str):
-    return ESTIMATORS[estimator][objective]
+    return ESTIMATORS[estimator].mlls[objective]
+
+
+def mll_kwargs(estimator_cfg, estimator: str) -> dict:
+    """The MLL constructor's estimator arguments: num_samples for sampling estimators, then declared extra keys."""
+    spec = ESTIMATORS[estimator]
+    kwargs = {"num_samples": estimator_cfg.num_samples} if spec.sampling else {}
+    kwargs.update({k: estimator_cfg.get(k) for k in spec.extra_keys})
+    return kwargs
 
 
 def effective_estimator(objective: str, estimator: str, likelihood: str | None) -> str:
@@ -45,7 +51,7 @@ def effective_estimator(objective: str, estimator: str, likelihood: str | None) 
 
 
 __all__ = [
-    "ESTIMATORS", "SAMPLING", "BMCPredictiveLogLikelihood", "BMCVariationalELBO", "QuadraturePredictiveLogLikelihood",
+    "ESTIMATORS", "mll_kwargs", "BMCPredictiveLogLikelihood", "BMCVariationalELBO", "QuadraturePredictiveLogLikelihood",
     "QuadratureVariationalELBO", "SmoothBMCPredictiveLogLikelihood", "UPSPredictiveLogLikelihood", "mll_class",
     "effective_estimator",
 ]

@@ -14,13 +14,29 @@ from .sgpr import CollapsedBundle, build_sgpr
 from .sq_dlm import SqDLMBundle, build_sq_dlm
 from .svgp import SVGP, SVGPBundle, build_svgp
 
-MODELS = {
-    "svgp": build_svgp, "sgpr": build_sgpr, "fitc": build_fitc,
-    "exact_gp": build_exact_gp, "pac_gp": build_pac_gp, "pac_sgp": build_pac_sgp,
-}
+from ..capabilities import ModelSpec
+
+_PAC = ("pac_kl", "pac_sqrt")
+MODELS = {s.name: s for s in (
+    ModelSpec("svgp", ("elbo", "dlm", "sq_dlm"), build=build_svgp,
+              description="sparse variational GP (Hensman et al. 2015), any likelihood and estimator"),
+    ModelSpec("sgpr", ("elbo",), build=build_sgpr, own_objective="elbo", collapsed=True, gaussian_only=True,
+              full_batch_only=True, zero_mean_only=True, pac_evaluable=True,
+              description="collapsed SGPR / VFE (Titsias 2009)"),
+    ModelSpec("fitc", ("elbo",), build=build_fitc, own_objective="fitc", collapsed=True, gaussian_only=True,
+              full_batch_only=True, zero_mean_only=True, pac_evaluable=True,
+              description="FITC (Snelson & Ghahramani 2006), collapsed"),
+    ModelSpec("exact_gp", ("elbo",), build=build_exact_gp, own_objective="mll", gaussian_only=True,
+              full_batch_only=True, zero_mean_only=True, pac_evaluable=True,
+              description="full GP on its marginal likelihood"),
+    ModelSpec("pac_gp", _PAC, build=build_pac_gp, gaussian_only=True, full_batch_only=True, zero_mean_only=True,
+              pac_evaluable=True, trained_on="a PAC-Bayes bound", description="full PAC-GP (Reeb et al. 2018)"),
+    ModelSpec("pac_sgp", _PAC, build=build_pac_sgp, gaussian_only=True, full_batch_only=True, zero_mean_only=True,
+              pac_evaluable=True, trained_on="a PAC-Bayes bound", description="sparse PAC-SGP (Reeb et al. 2018)"),
+)}
 
 __all__ = [
-    "MODELS", "ModelBundle", "SVGP", "SVGPBundle", "CollapsedBundle", "SqDLMBundle",
+    "MODELS", "ModelSpec", "ModelBundle", "SVGP", "SVGPBundle", "CollapsedBundle", "SqDLMBundle",
     "build_svgp", "build_sgpr", "build_fitc", "build_sq_dlm",
     "ExactGPBundle", "PacGPBundle", "PacSGPBundle", "build_exact_gp", "build_pac_gp", "build_pac_sgp",
 ]

@@ -10,7 +10,7 @@ import torch
 
 from ..pac.kl import kl_full_gp
 from .base import ModelBundle
-from .svgp import initial_kernel
+from .components import initial_kernel
 
 
 class _ExactGP(gpytorch.models.ExactGP):

@@ -25,7 +25,7 @@ from ..pac.kl import kl_collapsed, kl_sparse
 from ..pac.losses import gibbs_risk
 from . import collapsed
 from .base import ModelBundle
-from .svgp import initial_inducing_points, initial_kernel
+from .components import initial_inducing_points, initial_kernel
 
 
 class _PacObjective:

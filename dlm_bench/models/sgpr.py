@@ -8,7 +8,7 @@ import torch
 
 from . import collapsed
 from .base import ModelBundle
-from .svgp import initial_kernel_and_inducing
+from .components import initial_kernel_and_inducing
 
 
 class CollapsedBundle(ModelBundle):

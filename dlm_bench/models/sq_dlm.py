@@ -10,7 +10,7 @@ import torch
 from ..objectives.sq_dlm import sq_dlm_solve
 from . import collapsed
 from .base import ModelBundle
-from .svgp import initial_kernel_and_inducing
+from .components import initial_kernel_and_inducing
 
 
 class SqDLMBundle(ModelBundle):

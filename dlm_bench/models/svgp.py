@@ -3,39 +3,14 @@
 from __future__ import annotations
 
 import gpytorch
-import numpy as np
 import torch
-from scipy.cluster.vq import kmeans2
 
-from ..config import InducingInit, Kernel, MeanFunction
+from ..config import MeanFunction
 from ..evaluate import predict_f
-from ..estimators import effective_estimator, mll_class
+from ..estimators import effective_estimator, mll_class, mll_kwargs
 from ..likelihoods import LIKELIHOODS
 from .base import ModelBundle
-
-
-def initial_inducing_points(X: torch.Tensor, num_inducing: int, how: InducingInit, seed: int) -> torch.Tensor:
-    n = X.shape[0]
-    m = min(num_inducing, n)
-    rng = np.random.default_rng(seed)
-    if how is InducingInit.random:
-        return X[torch.as_tensor(rng.choice(n, size=m, replace=False), device=X.device)].clone()
-    if how is InducingInit.kmeans:
-        centres, _ = kmeans2(X.detach().cpu().double().numpy(), m, minit="++", seed=rng)
-        return torch.as_tensor(centres, dtype=X.dtype, device=X.device)
-    raise ValueError(f"unknown inducing_init {how}")
-
-
-def make_kernel(kind: Kernel, ard_dims: int | None, matern_nu: float = 2.5) -> gpytorch.kernels.Kernel:
-    if kind is Kernel.rbf:
-        base = gpytorch.kernels.RBFKernel(ard_num_dims=ard_dims)
-    elif kind is Kernel.matern:
-        if matern_nu not in (0.5, 1.5, 2.5):
-            raise ValueError(f"model.matern_nu must be 0.5, 1.5 or 2.5, got {matern_nu}")
-        base = gpytorch.kernels.MaternKernel(nu=matern_nu, ard_num_dims=ard_dims)
-    else:
-        raise ValueError(f"unknown kernel {kind}")
-    return gpytorch.kernels.ScaleKernel(base)
+from .components import build_likelihood, initial_kernel_and_inducing
 
 
 class SVGP(gpytorch.models.ApproximateGP):
@@ -102,45 +77,13 @@ def _is_variational(name: str) -> bool:
     return "_variational_distribution" in name or "variational_params_initialized" in name
 
 
-def initial_kernel(cfg, X_train: torch.Tensor):
-    """The kernel every model starts from: model.kernel, ard, initial lengthscale / outputscale."""
-    model_cfg = cfg.model
-    kernel = make_kernel(model_cfg.kernel, X_train.shape[1] if model_cfg.ard else None, model_cfg.matern_nu)
-    kernel.base_kernel.lengthscale = model_cfg.lengthscale_init
-    kernel.outputscale = model_cfg.outputscale_init
-    return kernel
-
-
-def initial_kernel_and_inducing(cfg, X_train: torch.Tensor):
-    """The initial kernel and inducing inputs Z every sparse model starts from."""
-    model_cfg = cfg.model
-    Z = initial_inducing_points(X_train, model_cfg.num_inducing, model_cfg.inducing_init, cfg.seed)
-    return initial_kernel(cfg, X_train), Z
-
-
 def build_svgp(cfg, X_train: torch.Tensor, y_train: torch.Tensor) -> SVGPBundle:
     model_cfg = cfg.model
     kernel, Z = initial_kernel_and_inducing(cfg, X_train)
     model = SVGP(Z, kernel, model_cfg.mean, model_cfg.learn_inducing, model_cfg.whiten)
     likelihood = build_likelihood(model_cfg)
     estimator = effective_estimator(cfg.objective.name, cfg.estimator.name, model_cfg.get("likelihood"))
-    mll_kwargs = {}
-    if estimator in ("bmc", "smooth_bmc", "ups"):
-        mll_kwargs["num_samples"] = cfg.estimator.num_samples
-    if estimator == "smooth_bmc":
-        mll_kwargs["nu"] = cfg.estimator.get("nu")
     mll_cls = mll_class(cfg.objective.name, estimator)
     return SVGPBundle(model, likelihood, mll_cls, X_train.shape[0], cfg.objective.beta,
-                      likelihood_name=model_cfg.get("likelihood") or "gaussian", **mll_kwargs)
-
-
-def build_likelihood(model_cfg):
-    """`model.likelihood` -> likelihood module; gaussian and student_t start at `noise_init`."""
-    name = model_cfg.get("likelihood") or "gaussian"
-    if name == "gaussian":
-        likelihood = gpytorch.likelihoods.GaussianLikelihood()
-    else:
-        likelihood = LIKELIHOODS[name]()
-    if hasattr(likelihood, "noise"):
-        likelihood.noise = model_cfg.noise_init
-    return likelihood
+                      likelihood_name=model_cfg.get("likelihood") or "gaussian",
+                      **mll_kwargs(cfg.estimator, estimator))

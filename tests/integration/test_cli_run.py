@@ -53,7 +53,7 @@ def test_run_writes_the_results_contract(tmp_path, cli_env):
         ("dataset=nope", "unknown dataset 'nope'; valid choices: a9a, abalone"),
         ("model.kernel=cubic", "Invalid value 'cubic', expected one of [rbf, matern]"),
         ("trainer.nope=1", "unknown config key 'trainer.nope'"),
-        ("objective.beta=0", "objective.beta must be > 0"),
+        ("objective.beta=0", "objective.beta must be a finite number > 0"),
     ],
 )
 def test_config_errors_are_one_line_exit_2(override, needle, tmp_path, cli_env):

@@ -17,7 +17,7 @@ def test_dlm_gradients_match_finite_differences(whiten):
     M = len(Z)
     B = rng.normal(size=(M, M)) * 0.3
     set_q(model, rng.normal(size=M), B @ B.T + 0.2 * np.eye(M))
-    bundle = SVGPBundle(model, lik, OBJECTIVES["dlm"], num_data=len(y), beta=0.5).double()
+    bundle = SVGPBundle(model, lik, OBJECTIVES["dlm"].implementation, num_data=len(y), beta=0.5).double()
     bundle.train()
     Xt, yt = torch.as_tensor(X), torch.as_tensor(y)
     params = bundle.trainable_parameters()

@@ -33,7 +33,7 @@ def tables(tmp_path_factory):
 
 def overrides(tables, task, tmp_path, *extra):
     return [f"dataset=csv", f"dataset.path={tables / (task + '.csv')}", "dataset.target=y", f"dataset.task={task}",
-            "protocol=dlm_classification", "protocol.train_size=150", "model.num_inducing=10",
+            "protocol=dlm_classification", "protocol.train_size=150", "protocol.test_size=60", "model.num_inducing=10",
             f"results_dir={tmp_path}", "trainer.max_iters=15", "trainer.progress=off", *extra]
 
 

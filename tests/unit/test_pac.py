@@ -14,7 +14,7 @@ from dlm_bench.config import Kernel, PacConfig, PacLoss, SparseQ
 from dlm_bench.models import collapsed
 from dlm_bench.models.exact import ExactGPBundle
 from dlm_bench.models.pac_gp import PacGPBundle, PacSGPBundle
-from dlm_bench.models.svgp import make_kernel
+from dlm_bench.models.components import make_kernel
 from dlm_bench.pac import (
     binary_kl, bound_kl, bound_pinsker, gibbs_risk, kl_collapsed, kl_full_gp, kl_inverse, kl_sparse,
     log_theta_size, pointwise_loss, round_to_grid,
