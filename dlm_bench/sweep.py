@@ -15,7 +15,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-OUTCOMES = ("skipped", "ok", "diverged", "failed", "outside_grid")
+OUTCOMES = ("skipped", "ok", "diverged", "failed", "outside_grid", "running_elsewhere")
 
 
 def _existing_status(run_dir: Path) -> str | None:
@@ -35,31 +35,60 @@ def _set_threads(cfg: DictConfig) -> int:
     return cpus
 
 
-def sweep_job(cfg: DictConfig) -> str:
-    """One grid point. Never raises for a failing configuration (it is recorded); returns an OUTCOME."""
+def point_state(cfg: DictConfig) -> tuple[str, Path | None]:
+    """What a sweep does with this grid point, before it runs: (state, run_dir) with state one of
+    new | done | failed | rerun | not_applicable | running_elsewhere. Mutates cfg.objective like a run."""
     from .beta import OutsideBetaGrid, apply_beta_grid_flag
-    from .runner import execute, failure_record, run_dir_for
+    from .locks import holder
+    from .runner import run_dir_for
 
-    _set_threads(cfg)
     try:
         apply_beta_grid_flag(cfg.objective)
     except OutsideBetaGrid:
-        return "outside_grid"
+        return "not_applicable", None
     run_dir = run_dir_for(cfg)
     status = _existing_status(run_dir)
     if status is not None and not cfg.resume.force:
-        if status in ("ok", "diverged") or (status == "failed" and not cfg.resume.retry_failed):
-            return "skipped"
-    try:
-        record, _ = execute(cfg)
-        _progress(run_dir, record.status, record.metrics, record.train.get("wall_s"))
-        return record.status
-    except OutsideBetaGrid:
+        if status in ("ok", "diverged"):
+            return "done", run_dir
+        if status == "failed" and not cfg.resume.retry_failed:
+            return "failed", run_dir
+    if holder(run_dir) is not None:
+        return "running_elsewhere", run_dir
+    return ("new" if status is None else "rerun"), run_dir
+
+
+def sweep_job(cfg: DictConfig) -> str:
+    """One grid point. Never raises for a failing configuration (it is recorded); returns an OUTCOME."""
+    from .beta import OutsideBetaGrid
+    from .locks import RunLock
+    from .runner import execute, failure_record
+
+    _set_threads(cfg)
+    state, run_dir = point_state(cfg)
+    if state == "not_applicable":
         return "outside_grid"
-    except Exception as err:  # config/data errors of this grid point: recorded, the sweep goes on
-        failure_record(cfg, err)
-        _progress(run_dir, "failed", {}, None, f"{type(err).__name__}: {err}")
-        return "failed"
+    if state in ("done", "failed"):
+        return "skipped"
+    lock = RunLock(run_dir)
+    if not lock.acquire():
+        _progress(run_dir, "running elsewhere", {}, None)
+        return "running_elsewhere"
+    try:
+        if point_state(cfg)[0] in ("done", "failed"):  # another sweep finished it before we locked
+            return "skipped"
+        try:
+            record, _ = execute(cfg)
+            _progress(run_dir, record.status, record.metrics, record.train.get("wall_s"))
+            return record.status
+        except OutsideBetaGrid:
+            return "outside_grid"
+        except Exception as err:  # config/data errors of this grid point: recorded, the sweep goes on
+            failure_record(cfg, err)
+            _progress(run_dir, "failed", {}, None, f"{type(err).__name__}: {err}")
+            return "failed"
+    finally:
+        lock.release()
 
 
 def _progress(run_dir: Path, status: str, metrics: dict, wall_s, error: str | None = None) -> None:
@@ -112,6 +141,68 @@ def summary_line(counts: Counter) -> str:
         f"{counts['skipped']} skipped",
         f"{run} run ({counts['ok']} ok, {counts['diverged']} diverged, {counts['failed']} failed)",
     ]
+    if counts["running_elsewhere"]:
+        parts.append(f"{counts['running_elsewhere']} running elsewhere (locked by another sweep)")
     if counts["outside_grid"]:
         parts.append(f"{counts['outside_grid']} not applicable (beyond the beta grid, or a method without beta)")
     return "sweep: " + ", ".join(parts)
+
+
+DRY_RUN_WORDS = {
+    "new": "new",
+    "rerun": "will re-run (forced or failed before)",
+    "done": "done (skipped)",
+    "failed": "failed (skipped; --retry-failed re-runs it)",
+    "not_applicable": "not applicable (beyond the beta grid, or a method without beta)",
+    "running_elsewhere": "running elsewhere (locked by another sweep)",
+}
+
+
+def plan_sweep(overrides: list[str]) -> list[tuple[str, str, str]]:
+    """`dlm-bench sweep --dry-run`: every grid point as (overrides, run name, state), nothing launched and
+    nothing written. The grid is expanded as Hydra's BasicSweeper does (hydra.sweeper.params of the composed
+    config, then the command-line sweeps) and each point composed as its launcher would compose it."""
+    from hydra import version
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra._internal.hydra import Hydra
+    from hydra._internal.utils import create_config_search_path
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.types import RunMode
+    from omegaconf import OmegaConf, open_dict
+
+    from .config import conf_dir, register_configs
+
+    register_configs()
+    version.setbase("1.3")
+    GlobalHydra.instance().clear()
+    hydra = Hydra.create_main_hydra2("dlm_bench", create_config_search_path(str(conf_dir())))
+    out = []
+    try:
+        master = hydra.compose_config("config", overrides, run_mode=RunMode.MULTIRUN, with_log_configuration=False)
+        params = [f"{k}={v}" for k, v in (master.hydra.sweeper.get("params") or {}).items()]
+        params += list(OmegaConf.to_container(master.hydra.overrides.task, resolve=False))
+        parsed = OverridesParser.create(config_loader=hydra.config_loader).parse_overrides(params)
+        sweeps = {o.get_key_element() for o in parsed if o.is_sweep_override()}
+        for batch in BasicSweeper.split_arguments(parsed, None):
+            for point in batch:
+                cfg = hydra.config_loader.load_sweep_config(master, list(point))
+                with open_dict(cfg):
+                    del cfg["hydra"]  # what the task function sees
+                state, _ = point_state(cfg)
+                from .runner import run_name
+
+                shown = " ".join(p for p in point if p.partition("=")[0] in sweeps)
+                out.append((shown, run_name(cfg), state))
+    finally:
+        GlobalHydra.instance().clear()
+    return out
+
+
+def dry_run_lines(plan: list[tuple[str, str, str]]) -> list[str]:
+    width = max((len(p) for p, _, _ in plan), default=0)
+    lines = [f"{i:4d}  {p.ljust(width)}  {name}  {DRY_RUN_WORDS[state]}" for i, (p, name, state) in enumerate(plan)]
+    counts = Counter(state for _, _, state in plan)
+    lines.append(f"dry run: {len(plan)} grid points, " + ", ".join(f"{counts[s]} {s.replace('_', ' ')}"
+                                                             for s in DRY_RUN_WORDS if counts[s]) + "; nothing was run")
+    return lines
