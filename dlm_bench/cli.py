@@ -314,7 +314,12 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as err:
         print(f"dlm-bench: error: {err}", file=sys.stderr)
         return USAGE_EXIT
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as err:
+        from .sweep import Terminated
+
+        if isinstance(err, Terminated):
+            print("dlm-bench: terminated (SIGTERM); sweep workers stopped", file=sys.stderr)
+            return 143
         print("dlm-bench: interrupted", file=sys.stderr)
         return 130
     except Exception as err:

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import threading
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -70,6 +73,9 @@ def sweep_job(cfg: DictConfig) -> str:
         return "outside_grid"
     if state in ("done", "failed"):
         return "skipped"
+    if threading.current_thread() is threading.main_thread():
+        # a joblib worker stopped by stop_workers() unwinds through `finally` and releases its lock
+        signal.signal(signal.SIGTERM, _raise_terminated)
     lock = RunLock(run_dir)
     if not lock.acquire():
         _progress(run_dir, "running elsewhere", {}, None)
@@ -104,6 +110,82 @@ def _progress(run_dir: Path, status: str, metrics: dict, wall_s, error: str | No
     print(f"[dlm-bench] {num}{status} {run_dir.name} {shown}{extra}{' ' + error if error else ''}", flush=True)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (timeout, kill, SLURM's scancel) turned into an exception, so the sweep can clean up."""
+
+
+def _raise_terminated(signum, frame):
+    # workers first, while they can still unwind (release their run locks): joblib SIGKILLs them as soon
+    # as the exception reaches its Parallel loop
+    stop_workers(keep_trackers=True)  # joblib's shutdown still talks to its resource trackers
+    raise Terminated(f"signal {signum}")
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below `pid` (Linux /proc; elsewhere none are found)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+            ppid = int(text[text.rindex(")") + 2:].split()[1])
+            children.setdefault(ppid, []).append(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def _is_tracker(pid: int) -> bool:
+    try:
+        return b"resource_tracker" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def stop_workers(grace_s: float = 3.0, keep_trackers: bool = False) -> list[int]:
+    """SIGTERM every descendant (joblib's loky workers and resource trackers), SIGKILL what is left after
+    `grace_s`. Loky workers are not in a process group of their own and outlive a killed parent otherwise."""
+    pids = _descendants(os.getpid())
+    if keep_trackers:
+        pids = [p for p in pids if not _is_tracker(p)]
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + grace_s
+    alive = list(pids)
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        for pid in list(alive):
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:  # our own child: reap it
+                    alive.remove(pid)
+                    continue
+            except ChildProcessError:  # not our child (grandchild): gone once /proc forgets it
+                pass
+            if not Path(f"/proc/{pid}").exists() or _zombie(pid):
+                alive.remove(pid)
+    for pid in alive:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return pids
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+        return text[text.rindex(")") + 2] == "Z"
+    except (OSError, ValueError, IndexError):
+        return True
+
+
 def run_sweep(overrides: list[str]) -> Counter:
     """Compose with `overrides` in multirun mode and launch every job; returns the outcome counts."""
     from hydra import version
@@ -119,9 +201,16 @@ def run_sweep(overrides: list[str]) -> Counter:
     # Hydra's public entry point (@hydra.main) exits the process and drops the jobs' return values;
     # the internal Hydra object returns them, which the skipped/run/failed summary needs.
     hydra = Hydra.create_main_hydra2("dlm_bench", create_config_search_path(str(conf_dir())))
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if main_thread else None
     try:
         batches = hydra.multirun(config_name="config", task_function=sweep_job, overrides=overrides)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: no worker may go on training without us
+        stop_workers()
+        raise
     finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
         GlobalHydra.instance().clear()
     counts: Counter = Counter()
     for batch in batches:
