@@ -240,13 +240,23 @@ def cmd_datasets(args) -> int:
 
 def cmd_fetch(args) -> int:
     from .data import DATASETS, fetch
+    from .data.fetch import verify
 
-    if not args.all and not args.names:
+    if not args.all and not args.names and not args.verify:
         raise UserError("name datasets to fetch, or --all (dlm-bench datasets lists them)")
+    if args.verify and args.force:
+        raise UserError("--verify checks the cache and --force re-fetches: use one at a time")
     unknown = [n for n in args.names if n not in DATASETS]
     if unknown:
         raise UserError(f"unknown dataset {unknown[0]!r}; valid choices: {', '.join(sorted(DATASETS))}")
-    results = fetch("all" if args.all else args.names)
+    if args.verify:
+        results = verify(args.names or "all")
+        for name, ok, message in results:
+            print(f"{'ok  ' if ok else 'FAIL'} {name:16s} {message}", flush=True)
+        failed = sum(not ok for _, ok, _ in results)
+        print(f"verify: {len(results) - failed} ok, {failed} failed" if results else "verify: nothing cached")
+        return 1 if failed else 0
+    results = fetch("all" if args.all else args.names, force=args.force)
     failed = [name for name, ok, _ in results if not ok]
     if len(results) == 1 and failed:
         raise UserError(results[0][2])
@@ -303,6 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("names", nargs="*", help="dataset names (see dlm-bench datasets)")
     p.add_argument("--all", action="store_true", help="every registered dataset that is not shipped")
+    p.add_argument("--force", action="store_true", help="fetch again even if cached (replaces the cached copy on success)")
+    p.add_argument("--verify", action="store_true",
+                   help="re-hash cached files (of NAMEs, default: all cached) against the registry or their sidecar; exit 1 on a mismatch")
     p.set_defaults(func=cmd_fetch)
     return parser
 
@@ -318,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
         from .sweep import Terminated
 
         if isinstance(err, Terminated):
-            print("dlm-bench: terminated (SIGTERM); sweep workers stopped", file=sys.stderr)
+            print("dlm-bench: terminated (SIGTERM)", file=sys.stderr)
             return 143
         print("dlm-bench: interrupted", file=sys.stderr)
         return 130
