@@ -216,6 +216,8 @@ def cmd_report(args) -> int:
     for p in made["tables"] + made["figures"]:
         print(f"  {p}")
     print(f"  {made['index']} ({len(made['missing'])} missing or unfinished points listed)")
+    if made["skipped"]:
+        print(f"  skipped {len(made['skipped'])} unusable run.json (listed in index.md)")
     return 0
 
 
