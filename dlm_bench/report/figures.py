@@ -160,7 +160,8 @@ def make_sweep_figure(df: pd.DataFrame, spec):
             agg = mean_se(rows, ["_x"], (metric,)).sort_values("_x")
             if agg.empty or agg["mean"].isna().all():
                 continue
-            ax.errorbar(agg["_x"], agg["mean"], yerr=agg["se"].fillna(0.0), label=label, marker="o", markersize=4, capsize=3)
+            ax.errorbar(agg["_x"].to_numpy(float), agg["mean"].to_numpy(float), yerr=agg["se"].fillna(0.0).to_numpy(float),
+                        label=label, marker="o", markersize=4, capsize=3)
         if numeric and (xs > 0).all() and xs.max() / xs.min() >= 100:
             ax.set_xscale("log")
         if not numeric:
