@@ -87,7 +87,13 @@ def cmd_run(args) -> int:
     from .data import DatasetError
     from .runner import ConfigError, execute
 
-    cfg = compose_config(args.overrides)
+    overrides = list(args.overrides)
+    if args.cfg is not None and args.cfg not in CFG_CHOICES:  # `--cfg key=value`: the value is an override
+        overrides.insert(0, args.cfg)
+        args.cfg = "job"
+    cfg = compose_config(overrides)
+    if args.cfg is not None:
+        return print_config(cfg)
     try:
         record, run_dir = execute(cfg)
     except (ConfigError, DatasetError, OutsideBetaGrid) as err:
@@ -108,6 +114,38 @@ def cmd_run(args) -> int:
     if record.status != "ok":
         print(f"dlm-bench: run {record.status}: {record.error}", file=sys.stderr)
     return {"ok": 0, "diverged": 3}.get(record.status, 1)
+
+
+CFG_CHOICES = ("job",)
+
+
+def print_config(cfg) -> int:
+    """`dlm-bench run --cfg job` (Hydra's convention): the composed config as YAML and, as a trailing YAML
+    comment, the run directory the run would write; nothing is trained or written."""
+    from omegaconf import OmegaConf
+
+    from .runner import run_dir_for
+
+    print(OmegaConf.to_yaml(cfg), end="")
+    print(f"# would write: {run_dir_for(cfg.copy())}")
+    return 0
+
+
+def run_help_epilog() -> str:
+    """Hydra-style application help for `dlm-bench run --help`: config groups, their options, the defaults."""
+    import re
+
+    from .config import GROUPS, conf_dir, group_options
+
+    defaults = dict(re.findall(r"^\s*-\s*(?:optional\s+)?(\w+):\s*(\S+)", (conf_dir() / "config.yaml").read_text(), re.M))
+    lines = ["== Configuration groups ==", "Compose your configuration from these groups (group=option):", ""]
+    for group in GROUPS + ("experiment",):
+        default = defaults.get(group, "null")
+        lines.append(f"  {group} (default: {default}): {', '.join(group_options(group)) or '-'}")
+    lines += ["", "Any key can be set with key=value (e.g. objective.beta=0.5 trainer.max_iters=200 seed=1).",
+              "--cfg job prints the composed config and the run directory without running; "
+              "dlm-bench datasets lists the datasets."]
+    return "\n".join(lines)
 
 
 def cmd_sweep(args) -> int:
@@ -137,6 +175,15 @@ def cmd_sweep(args) -> int:
         overrides.append("resume.force=true")
     if args.retry_failed:
         overrides.append("resume.retry_failed=true")
+    if args.dry_run:
+        from .sweep import dry_run_lines, plan_sweep
+
+        try:
+            plan = plan_sweep(overrides)
+        except (HydraException, OmegaConfBaseException) as err:
+            raise UserError(_unknown_key_message(err) or _one_line(err)) from err
+        print("\n".join(dry_run_lines(plan)))
+        return 0
     try:
         counts = run_sweep(overrides)
     except (HydraException, OmegaConfBaseException) as err:
@@ -180,6 +227,8 @@ def cmd_report(args) -> int:
     for p in made["tables"] + made["figures"]:
         print(f"  {p}")
     print(f"  {made['index']} ({len(made['missing'])} missing or unfinished points listed)")
+    if made["skipped"]:
+        print(f"  skipped {len(made['skipped'])} unusable run.json (listed in index.md)")
     return 0
 
 
@@ -204,13 +253,23 @@ def cmd_datasets(args) -> int:
 
 def cmd_fetch(args) -> int:
     from .data import DATASETS, fetch
+    from .data.fetch import verify
 
-    if not args.all and not args.names:
+    if not args.all and not args.names and not args.verify:
         raise UserError("name datasets to fetch, or --all (dlm-bench datasets lists them)")
+    if args.verify and args.force:
+        raise UserError("--verify checks the cache and --force re-fetches: use one at a time")
     unknown = [n for n in args.names if n not in DATASETS]
     if unknown:
         raise UserError(f"unknown dataset {unknown[0]!r}; valid choices: {', '.join(sorted(DATASETS))}")
-    results = fetch("all" if args.all else args.names)
+    if args.verify:
+        results = verify(args.names or "all")
+        for name, ok, message in results:
+            print(f"{'ok  ' if ok else 'FAIL'} {name:16s} {message}", flush=True)
+        failed = sum(not ok for _, ok, _ in results)
+        print(f"verify: {len(results) - failed} ok, {failed} failed" if results else "verify: nothing cached")
+        return 1 if failed else 0
+    results = fetch("all" if args.all else args.names, force=args.force)
     failed = [name for name, ok, _ in results if not ok]
     if len(results) == 1 and failed:
         raise UserError(results[0][2])
@@ -232,8 +291,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="run one configuration",
         description="Run one configuration. Overrides use Hydra syntax, e.g. "
         "`dlm-bench run model=svgp objective=dlm objective.beta=0.5 seed=1`.",
+        epilog=run_help_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("overrides", nargs="*", help="Hydra overrides (group=option, key=value)")
+    p.add_argument("--cfg", "-c", nargs="?", const="job", metavar="job",
+                   help="print the composed config and the run directory it would write, then exit (no training)")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser(
         "sweep",
@@ -245,6 +308,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("overrides", nargs="*", help="Hydra overrides; comma lists and range() sweep")
     p.add_argument("--force", action="store_true", help="re-run every grid point")
     p.add_argument("--retry-failed", action="store_true", help="re-run grid points whose run.json says failed")
+    p.add_argument("--dry-run", action="store_true",
+                   help="list every grid point, its run name and what the sweep would do with it; run nothing")
     p.set_defaults(func=cmd_sweep)
     p = sub.add_parser("report", help="collect run.json files into results.parquet, tables, figures, index.md")
     p.add_argument("dirs", nargs="+", help="results directories (searched recursively for run.json)")
@@ -261,6 +326,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("names", nargs="*", help="dataset names (see dlm-bench datasets)")
     p.add_argument("--all", action="store_true", help="every registered dataset that is not shipped")
+    p.add_argument("--force", action="store_true", help="fetch again even if cached (replaces the cached copy on success)")
+    p.add_argument("--verify", action="store_true",
+                   help="re-hash cached files (of NAMEs, default: all cached) against the registry or their sidecar; exit 1 on a mismatch")
     p.set_defaults(func=cmd_fetch)
     return parser
 
@@ -272,7 +340,12 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as err:
         print(f"dlm-bench: error: {err}", file=sys.stderr)
         return USAGE_EXIT
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as err:
+        from .sweep import Terminated
+
+        if isinstance(err, Terminated):
+            print("dlm-bench: terminated (SIGTERM)", file=sys.stderr)
+            return 143
         print("dlm-bench: interrupted", file=sys.stderr)
         return 130
     except Exception as err:

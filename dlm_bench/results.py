@@ -13,6 +13,8 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .fsperm import honour_umask
+
 SCHEMA = 1
 STATUSES = ("ok", "failed", "diverged")
 
@@ -52,6 +54,7 @@ def _atomic_write_text(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
+        honour_umask(tmp)  # mkstemp makes 0600; a group sharing the results directory must read them
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

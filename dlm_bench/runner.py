@@ -80,6 +80,8 @@ def run_name(cfg: DictConfig, resolve: bool = True) -> str:
         d.pop("pac", None)  # PAC settings change nothing else: keep other papers' run names as they were
     if d["objective"].get("beta_index") is not None:
         d["objective"].pop("beta", None)  # beta is derived from the index
+    if d.get("dataset", {}).get("name") == "csv":  # the user's file: an edited file is a new run
+        d["dataset"]["sha256"] = data.user_file_sha256(d["dataset"].get("path"))
     digest = hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:8]
     k = cfg.objective.beta_index
     beta = f"beta{cfg.objective.beta:g}" if k is None else f"betaidx{k}"

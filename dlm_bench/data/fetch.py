@@ -5,9 +5,9 @@ Environment:
   DLM_BENCH_MIRROR  URL or local directory replacing every download origin; a file is looked up
                     as <mirror>/<mirror_path> (the layout of the project's offline data copies)
 
-A file only ever appears under its final cache name after a complete download whose sha256
-matched (pooch writes to a temporary file in the same folder and moves it afterwards), so an
-interrupted transfer never counts as cached.
+A file only ever appears under its final cache name after a complete download whose sha256 matched
+(or, for files the registry has no sha256 for, after it parsed to the expected shape): see cache.py for the
+staging folder, the sidecars and the checks on every load.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Optional, Union
 import pooch
 import requests
 
+from . import cache
 from .registry import DATASETS, DatasetError, DatasetSpec, RemoteFile, get_spec
 
 RETRIES = 3  # attempts for transient failures (connection refused/reset, timeouts, 5xx)
@@ -80,9 +81,17 @@ def status(spec: DatasetSpec) -> str:
         return "shipped"
     from .large import processed_path
 
-    if spec.large and processed_path(spec).is_file():
-        return "cached"
-    return "cached" if spec.files and all(is_cached(f) for f in spec.files) else "not cached"
+    paths = [processed_path(spec)] if spec.large and processed_path(spec).is_file() else None
+    if paths is None:
+        if not (spec.files and all(is_cached(f) for f in spec.files)):
+            return "not cached"
+        paths = [cached_path(f) for f in spec.files]
+    try:
+        for path in paths:
+            cache.quick_check(path, spec.name)
+    except DatasetError:
+        return "changed (fetch --force)"
+    return "cached"
 
 
 def _processor(rf: RemoteFile):
@@ -176,32 +185,98 @@ def _download(rf: RemoteFile, url: str, dest: Path, progress: bool) -> None:
         time.sleep(BACKOFF_S * 2**attempt)
 
 
-def fetch_file(rf: RemoteFile, progress: Optional[bool] = None) -> list[Path]:
-    """Local paths for `rf` (downloaded, verified and unpacked on first use)."""
+def usable(rf: RemoteFile, name: str | None = None) -> bool:
+    """True if `rf` is in the cache and unchanged. A file with no sidecar (cached before sidecars, or put there
+    by hand) is hashed once against the registry and recorded; with no registry sha256 it counts as usable
+    and is recorded after it parses (load_spec). A changed file raises (naming `dlm-bench fetch NAME --force`)."""
     dest = cached_path(rf)
-    if not dest.is_file():
-        origin = source_of(rf)
-        if _is_url(origin):
-            _download(rf, origin, dest, _progress(progress))
-        else:
-            _copy_from_directory(rf, Path(origin), dest)
+    if not is_cached(rf):
+        return False
+    if cache.quick_check(dest, name):
+        return True
+    if rf.sha256:
+        actual = cache.sha256_of(dest)
+        if actual != rf.sha256:
+            raise DatasetError(f"{dest} does not match the registry (sha256 {actual}, expected {rf.sha256}); "
+                               f"{cache.refetch_hint(name)}")
+        cache.write_sidecar(dest, unpacked_paths(rf) if rf.unpack else [], sha256=actual)
+    return True
+
+
+def stage_file(rf: RemoteFile, area: Path, progress: Optional[bool] = None) -> list[Path]:
+    """Download / copy `rf` into the staging folder `area` (same layout as the cache) and unpack it there;
+    returns the staged paths a parser receives."""
+    staged = area / rf.mirror_path
+    staged.parent.mkdir(parents=True, exist_ok=True)
+    origin = source_of(rf)
+    if _is_url(origin):
+        _download(rf, origin, staged, _progress(progress))
+    else:
+        _copy_from_directory(rf, Path(origin), staged)
     proc = _processor(rf)
-    if proc is not None and not all(p.is_file() for p in unpacked_paths(rf)):
+    if proc is not None:
         try:
-            proc(str(dest), "download", None)
+            proc(str(staged), "download", None)
         except Exception as exc:  # a truncated/corrupt archive whose hash was unknown
-            dest.unlink(missing_ok=True)
-            raise DatasetError(f"cannot unpack {dest} ({type(exc).__name__}: {exc}); the file was removed") from None
-    paths = unpacked_paths(rf)
-    missing = [str(p) for p in paths if not p.is_file()]
+            raise DatasetError(f"cannot unpack {rf.mirror_path} ({type(exc).__name__}: {exc}); nothing was cached") from None
+    paths = [area / p.relative_to(cache_dir()) for p in unpacked_paths(rf)]
+    missing = [str(p.relative_to(area)) for p in paths if not p.is_file()]
     if missing:
         raise DatasetError(f"{rf.mirror_path}: expected {', '.join(missing)} after unpacking (different archive?)")
     return paths
 
 
-def fetch(names: Union[list[str], str], progress: Optional[bool] = None) -> list[tuple[str, bool, str]]:
-    """`dlm-bench fetch NAME... | --all`: fetch (and for large sets convert) each dataset.
-    Returns (name, ok, one-line message) per dataset; never raises DatasetError."""
+def commit_file(rf: RemoteFile, area: Path) -> list[Path]:
+    """Move a staged `rf` (and what was unpacked from it) into the cache and write its sidecar."""
+    dest = cached_path(rf)
+    staged = area / rf.mirror_path
+    trash = area / ".trash"
+    trash.mkdir(exist_ok=True)
+    unpacked = unpacked_paths(rf)
+    if rf.unpack:  # the folder pooch unpacked into: <file>.unzip / .untar / the .decomp file
+        out = unpacked[0] if rf.unpack in ("bz2", "gz") else dest.parent / (dest.name + (".unzip" if rf.unpack == "zip" else ".untar"))
+        cache.install(area / out.relative_to(cache_dir()), out, trash)
+    cache.install(staged, dest, trash)
+    cache.write_sidecar(dest, unpacked if rf.unpack else [])
+    return unpacked
+
+
+def fetch_file(rf: RemoteFile, progress: Optional[bool] = None, name: Optional[str] = None,
+               force: bool = False) -> list[Path]:
+    """Local paths for `rf` (downloaded, verified and unpacked on first use). No parsing here: a file the
+    registry has no sha256 for should come through load_spec, which parses it before it is cached."""
+    if not force and usable(rf, name):
+        return unpacked_paths(rf)
+    with cache.staging_area(cache_dir()) as area:
+        stage_file(rf, area, progress)
+        return commit_file(rf, area)
+
+
+def verify(names: Union[list[str], str]) -> list[tuple[str, bool, str]]:
+    """`dlm-bench fetch --verify [NAME...]`: re-hash cached files against the registry or their sidecar.
+    With "all", only datasets that have something in the cache."""
+    from .large import processed_path
+
+    if names == "all":
+        names = [n for n in sorted(DATASETS) if not DATASETS[n].shipped and status(DATASETS[n]) != "not cached"]
+    out = []
+    for name in names:
+        spec = get_spec(name)
+        if spec.shipped:
+            out.append((name, True, "shipped with the package (not cached)"))
+            continue
+        files = [(cached_path(rf), rf.sha256) for rf in spec.files]
+        if spec.large:  # the converted .npz is what runs read; the raw files may have been cleaned away
+            files = [(p, s) for p, s in files if p.is_file()] + [(processed_path(spec), None)]
+        checks = [cache.verify(p, sha, name) for p, sha in files]
+        bad = [msg for ok, msg in checks if not ok]
+        out.append((name, not bad, bad[0] if bad else f"{len(checks)} file(s) ok"))
+    return out
+
+
+def fetch(names: Union[list[str], str], progress: Optional[bool] = None, force: bool = False) -> list[tuple[str, bool, str]]:
+    """`dlm-bench fetch NAME... | --all [--force]`: fetch (and for large sets convert) each dataset; force:
+    fetch again even if cached. Returns (name, ok, one-line message) per dataset; never raises DatasetError."""
     from .loading import load_spec
 
     if names == "all":
@@ -213,7 +288,7 @@ def fetch(names: Union[list[str], str], progress: Optional[bool] = None) -> list
             if spec.shipped:
                 out.append((name, True, "shipped with the package"))
                 continue
-            ds = load_spec(spec, progress=progress)
+            ds = load_spec(spec, progress=progress, force=force)
             out.append((name, True, f"{ds.X.shape[0]} x {ds.X.shape[1]} in {cache_dir()}"))
         except DatasetError as exc:
             out.append((name, False, str(exc)))

@@ -10,6 +10,8 @@ from typing import Optional
 
 import numpy as np
 
+from ..fsperm import honour_umask
+from . import cache
 from .registry import Dataset, DatasetSpec
 
 FORMAT_VERSION = 1  # bump when a parser's output changes, so stale conversions are not reused
@@ -27,21 +29,25 @@ def _save_atomic(path: Path, **arrays) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             np.savez(f, **arrays)
+        honour_umask(tmp)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
 
 
-def load_large(spec: DatasetSpec, progress: Optional[bool] = None) -> Dataset:
-    from .loading import parse, spec_paths
+def load_large(spec: DatasetSpec, progress: Optional[bool] = None, force: bool = False) -> Dataset:
+    from .loading import parse_fetched
 
     path = processed_path(spec)
-    if path.is_file():
+    if path.is_file() and not force:
+        if not cache.quick_check(path, spec.name):
+            cache.write_sidecar(path)  # converted before sidecars existed
         with np.load(path, allow_pickle=False) as z:
             X, y, names = z["X"], z["y"], [str(s) for s in z["names"]]
         spec.check(X, y)
         return Dataset(spec.name, spec.task, X, y, names)
-    ds = parse(spec, spec_paths(spec, progress=progress))
+    ds = parse_fetched(spec, progress=progress, force=force)
     _save_atomic(path, X=ds.X, y=ds.y, names=np.array(ds.feature_names, dtype=str))
+    cache.write_sidecar(path)
     return ds

@@ -17,8 +17,33 @@ def spec_paths(spec: DatasetSpec, progress: Optional[bool] = None) -> list[Path]
 
     paths: list[Path] = []
     for rf in spec.files:
-        paths.extend(fetch_file(rf, progress=progress))
+        paths.extend(fetch_file(rf, progress=progress, name=spec.name))
     return paths
+
+
+def parse_fetched(spec: DatasetSpec, progress: Optional[bool] = None, force: bool = False) -> Dataset:
+    """Parse `spec`'s files; files that are not cached yet (or all, with force) are staged, parsed and
+    shape-checked in the staging folder and only then moved into the cache (see cache.py)."""
+    if spec.shipped:
+        return parse(spec, spec_paths(spec, progress))
+    from . import cache
+    from .fetch import cache_dir, cached_path, commit_file, stage_file, unpacked_paths, usable
+
+    with cache.staging_area(cache_dir()) as area:
+        paths, staged = [], []
+        for rf in spec.files:
+            if not force and usable(rf, spec.name):
+                paths.extend(unpacked_paths(rf))
+            else:
+                paths.extend(stage_file(rf, area, progress))
+                staged.append(rf)
+        ds = parse(spec, paths)
+        for rf in spec.files:
+            if rf in staged:
+                commit_file(rf, area)
+            elif cache.read_sidecar(cached_path(rf)) is None:  # no registry sha256: recorded once it parsed
+                cache.write_sidecar(cached_path(rf), unpacked_paths(rf) if rf.unpack else [])
+    return ds
 
 
 def parse(spec: DatasetSpec, paths: list[Path]) -> Dataset:
@@ -39,9 +64,9 @@ def parse(spec: DatasetSpec, paths: list[Path]) -> Dataset:
     return Dataset(spec.name, spec.task, X, y, list(names), splits)
 
 
-def load_spec(spec: DatasetSpec, progress: Optional[bool] = None) -> Dataset:
+def load_spec(spec: DatasetSpec, progress: Optional[bool] = None, force: bool = False) -> Dataset:
     if spec.large:
         from .large import load_large
 
-        return load_large(spec, progress=progress)
-    return parse(spec, spec_paths(spec, progress=progress))
+        return load_large(spec, progress=progress, force=force)
+    return parse_fetched(spec, progress=progress, force=force)

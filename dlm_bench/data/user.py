@@ -23,6 +23,27 @@ def _read(path: Path) -> pd.DataFrame:
         raise DatasetError(f"cannot read {path}: {msg}") from None
 
 
+_SHA_MEMO: dict[tuple, str] = {}
+
+
+def user_file_sha256(path_s) -> str | None:
+    """sha256 of the user's file (part of dataset=csv run names); None if there is no such file.
+    Memoised on (path, size, mtime), as run names are computed several times per run."""
+    if not path_s:
+        return None
+    path = Path(str(path_s)).expanduser()
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _SHA_MEMO:
+        from .cache import sha256_of
+
+        _SHA_MEMO[key] = sha256_of(path)
+    return _SHA_MEMO[key]
+
+
 def load_user_table(cfg) -> Dataset:
     path_s = getattr(cfg, "path", None)
     target = getattr(cfg, "target", None)

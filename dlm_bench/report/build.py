@@ -7,9 +7,9 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .collect import collect
-from .figures import make_curve_figure, make_figure, make_predictive_figure
-from .specs import SPECS, CurveSpec, FigureSpec, PredictiveSpec, TableSpec, default_specs
+from .collect import collect_runs
+from .figures import make_curve_figure, make_figure, make_predictive_figure, make_sweep_figure
+from .specs import SPECS, CurveSpec, FigureSpec, PredictiveSpec, SweepFigureSpec, TableSpec, default_specs
 from .tables import SERIES, apply_methods, fmt_cell, mean_se, pivot_for_markdown, to_markdown
 
 
@@ -58,15 +58,16 @@ def compare_with_reference(tidy: pd.DataFrame, by: list[str], reference: dict) -
 def build_report(dirs, out: Path, paper: str | None = None) -> dict:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    df = collect(dirs)
+    df, skipped = collect_runs(dirs)
     if df.empty:
-        raise FileNotFoundError(f"no run.json under {', '.join(map(str, dirs))}")
+        extra = f" ({len(skipped)} unusable run.json skipped, e.g. {skipped[0][0]}: {skipped[0][1]})" if skipped else ""
+        raise FileNotFoundError(f"no usable run.json under {', '.join(map(str, dirs))}{extra}")
     if paper:
         df = df[df["paper"] == paper]
         if df.empty:
             raise FileNotFoundError(f"no runs of paper {paper!r} under {', '.join(map(str, dirs))}")
     df.to_parquet(out / "results.parquet", index=False)
-    made = {"results": [out / "results.parquet"], "tables": [], "figures": [], "missing": []}
+    made = {"results": [out / "results.parquet"], "tables": [], "figures": [], "missing": [], "skipped": skipped}
     counts = df["status"].value_counts().to_dict()
     for experiment, sub in df.groupby("experiment", sort=True):
         specs = SPECS.get(experiment) or default_specs(sub)
@@ -87,8 +88,9 @@ def build_report(dirs, out: Path, paper: str | None = None) -> dict:
                     cmp_path = stem.with_name(stem.name + "_vs_paper.md")
                     cmp_path.write_text(f"# {experiment}: {spec.name} next to the paper\n\n{compare_with_reference(tidy, by, spec.reference)}")
                     made["tables"].append(cmp_path)
-            elif isinstance(spec, (FigureSpec, CurveSpec, PredictiveSpec)):
-                draw = {FigureSpec: make_figure, CurveSpec: make_curve_figure, PredictiveSpec: make_predictive_figure}
+            elif isinstance(spec, (FigureSpec, CurveSpec, PredictiveSpec, SweepFigureSpec)):
+                draw = {FigureSpec: make_figure, CurveSpec: make_curve_figure, PredictiveSpec: make_predictive_figure,
+                        SweepFigureSpec: make_sweep_figure}
                 fig = draw[type(spec)](sub, spec)
                 for ext in (".png", ".pdf"):
                     fig.savefig(stem.with_suffix(ext), dpi=130)
@@ -107,6 +109,8 @@ def build_report(dirs, out: Path, paper: str | None = None) -> dict:
         lines += [f"- {kind}: " + ", ".join(f"[{p.name}]({p.name})" for p in made[kind])] if made[kind] else []
     lines += ["", "## Missing or unfinished points", ""]
     lines += [f"- {m}" for m in made["missing"]] or ["none"]
+    lines += ["", "## Skipped run.json files", ""]
+    lines += [f"- {path}: {why}" for path, why in skipped] or ["none"]
     (out / "index.md").write_text("\n".join(lines) + "\n")
     made["index"] = out / "index.md"
     made["runs"] = len(df)

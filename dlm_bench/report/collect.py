@@ -72,12 +72,39 @@ def flatten(rec: dict, path: Path) -> dict:
     return row
 
 
-def collect(dirs) -> pd.DataFrame:
-    rows = []
+# what a record needs for the report to group it; anything less is skipped (and named in index.md)
+REQUIRED = ("status", "experiment", "dataset", "model", "objective", "seed")
+
+
+def check_record(rec) -> str | None:
+    """Why `rec` (a parsed run.json) cannot be reported, or None if it can."""
+    if not isinstance(rec, dict):
+        return f"not a JSON object ({type(rec).__name__})"
+    missing = [k for k in REQUIRED if rec.get(k) is None]
+    if missing:
+        return "empty record" if not rec else f"missing {', '.join(missing)}"
+    return None
+
+
+def collect_runs(dirs) -> tuple[pd.DataFrame, list[tuple[Path, str]]]:
+    """(one row per usable run.json, [(path, reason)] for the ones skipped: truncated, [], null, {}, ...)."""
+    rows, skipped = [], []
     for path in find_run_files(dirs):
         try:
             rec = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue  # a run.json being written is replaced atomically; a broken one is not a result
+        except OSError as err:
+            skipped.append((path, f"unreadable ({err.strerror or err})"))
+            continue
+        except ValueError as err:  # run.json is replaced atomically, so a broken one stays broken
+            skipped.append((path, f"not valid JSON ({str(err).splitlines()[0]})"))
+            continue
+        why = check_record(rec)
+        if why:
+            skipped.append((path, why))
+            continue
         rows.append(flatten(rec, path))
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows), skipped
+
+
+def collect(dirs) -> pd.DataFrame:
+    return collect_runs(dirs)[0]

@@ -135,3 +135,42 @@ def make_predictive_figure(df: pd.DataFrame, spec: PredictiveSpec):
         fig.suptitle(spec.title)
     fig.tight_layout()
     return fig
+
+
+def make_sweep_figure(df: pd.DataFrame, spec):
+    """SweepFigureSpec: one panel per metric; x = the swept column (numeric axis, log when it spans more than
+    two decades, else categorical), one line per combination of the other swept columns; error bars are the
+    standard error over seeds."""
+    ok = df[df["status"] == "ok"]
+    fig, axes = plt.subplots(1, len(spec.metrics), figsize=(4.4 * len(spec.metrics), 3.6), squeeze=False)
+    xs = pd.to_numeric(ok[spec.x], errors="coerce")
+    numeric = xs.notna().all() and not ok[spec.x].map(lambda v: isinstance(v, bool)).any()
+    if numeric:
+        data = ok.assign(_x=xs.astype(float))
+    else:
+        cats = sorted(ok[spec.x].astype(str).unique())
+        data = ok.assign(_x=ok[spec.x].astype(str).map({c: i for i, c in enumerate(cats)}).astype(float))
+    others = list(spec.others)
+    groups = data.groupby([data[c].astype(str) for c in others], sort=True) if others else [((), data)]
+    for j, metric in enumerate(spec.metrics):
+        ax = axes[0][j]
+        for key, rows in groups:
+            key = key if isinstance(key, tuple) else (key,)
+            label = ", ".join(f"{c[len('cfg.'):]}={v}" for c, v in zip(others, key)) or None
+            agg = mean_se(rows, ["_x"], (metric,)).sort_values("_x")
+            if agg.empty or agg["mean"].isna().all():
+                continue
+            ax.errorbar(agg["_x"].to_numpy(float), agg["mean"].to_numpy(float), yerr=agg["se"].fillna(0.0).to_numpy(float),
+                        label=label, marker="o", markersize=4, capsize=3)
+        if numeric and (xs > 0).all() and xs.max() / xs.min() >= 100:
+            ax.set_xscale("log")
+        if not numeric:
+            ax.set_xticks(range(len(cats)), cats, rotation=30 if max(map(len, cats)) > 6 else 0)
+        ax.set_xlabel(spec.x[len("cfg."):])
+        ax.set_ylabel(metric)
+        ax.grid(alpha=0.3)
+        if j == 0 and ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+    fig.suptitle(f"{spec.x[len('cfg.'):]} sweep: mean ± standard error over seeds")
+    fig.tight_layout()
+    return fig

@@ -64,6 +64,17 @@ class PredictiveSpec:
     title: str = ""
 
 
+@dataclass(frozen=True)
+class SweepFigureSpec:
+    """Ad-hoc sweeps (no spec of their own): each metric against the swept config column `x`, one panel per
+    metric, one line per combination of the other swept columns `others`, mean ± SE over seeds."""
+
+    name: str
+    x: str
+    metrics: tuple[str, ...]
+    others: tuple[str, ...] = ()
+
+
 def where(**kw) -> tuple[tuple[str, object], ...]:
     return tuple(kw.items())
 
@@ -287,7 +298,35 @@ SPECS: dict[str, tuple] = {
 }
 
 
+NOT_SWEPT = ("cfg.seed", "cfg.experiment", "cfg.paper")  # seeds are replicates, not a swept setting
+
+
+def swept_columns(df) -> list[str]:
+    """Config columns that take more than one value among the ok runs; of columns that vary together
+    (method=... sets several keys) only the shortest name is kept."""
+    ok = df[df["status"] == "ok"] if "status" in df else df
+    groups: dict[tuple, str] = {}
+    for col in sorted((c for c in ok.columns if c.startswith("cfg.") and c not in NOT_SWEPT), key=lambda c: (len(c), c)):
+        values = ok[col].astype(str)
+        if values.nunique() < 2:
+            continue
+        partition = tuple(pd_codes(values))
+        groups.setdefault(partition, col)
+    return list(groups.values())
+
+
+def pd_codes(values) -> list[int]:
+    seen: dict = {}
+    return [seen.setdefault(v, len(seen)) for v in values]
+
+
 def default_specs(df) -> tuple:
-    """For experiments without a spec: a table of every test metric by dataset, beta and train size."""
+    """For experiments without a spec: a table of every test metric by dataset, beta and train size, and
+    for each swept config key a figure of every test metric against it (SweepFigureSpec)."""
     metrics = tuple(c for c in ("test_nll", "test_mse", "test_error", "test_mre") if c in df and df[c].notna().any())
-    return (TableSpec("summary", by=("dataset", "train_size", "beta"), metrics=metrics or ("train_final_loss",)),)
+    specs = [TableSpec("summary", by=("dataset", "train_size", "beta"), metrics=metrics or ("train_final_loss",))]
+    swept = swept_columns(df)
+    for x in swept:
+        specs.append(SweepFigureSpec("sweep_" + x[len("cfg."):].replace(".", "-"), x=x, metrics=metrics or ("train_final_loss",),
+                                     others=tuple(c for c in swept if c != x)))
+    return tuple(specs)

@@ -1,0 +1,169 @@
+"""What is in the cache is what was fetched: staging, sidecars, checks.
+
+A download (or mirror copy) lands in a private staging folder `<cache>/.staging/<pid>-<random>/`, is unpacked
+and parsed there, its shape checked, and only then moved into the cache (os.replace, same file system). At that
+moment a sidecar `<file>.sha256.json` records its sha256, size and mtime (and those of what was unpacked).
+Every later load compares size and mtime with the sidecar (cheap); `dlm-bench fetch --verify` re-hashes.
+The staging folder is removed on success, on error and on SIGTERM; one left by a killed process (SIGKILL)
+is removed by the next fetch once its pid is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import threading
+from pathlib import Path
+
+from ..fsperm import honour_umask
+from .registry import DatasetError
+
+SIDECAR_SUFFIX = ".sha256.json"
+STAGING = ".staging"
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def sidecar_path(path: Path) -> Path:
+    return path.with_name(path.name + SIDECAR_SUFFIX)
+
+
+def _stamp(path: Path) -> list[int]:
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns]
+
+
+def write_sidecar(path: Path, members: list[Path] = (), sha256: str | None = None) -> dict:
+    """Record `path` (and the files unpacked from it) as they are now."""
+    record = {
+        "sha256": sha256 or sha256_of(path),
+        "size": path.stat().st_size,
+        "mtime_ns": path.stat().st_mtime_ns,
+        "members": {str(m.relative_to(path.parent)): _stamp(m) for m in members},
+    }
+    side = sidecar_path(path)
+    tmp = side.with_name(f".{side.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(record, indent=1) + "\n")
+    os.replace(tmp, side)
+    return record
+
+
+def read_sidecar(path: Path) -> dict | None:
+    try:
+        rec = json.loads(sidecar_path(path).read_text())
+        return rec if isinstance(rec, dict) and "sha256" in rec else None
+    except (OSError, ValueError):
+        return None
+
+
+def refetch_hint(name: str | None) -> str:
+    return f"re-fetch it with: dlm-bench fetch {name} --force" if name else "delete it and fetch again"
+
+
+def quick_check(path: Path, name: str | None) -> bool:
+    """True if `path` matches its sidecar (size, mtime, unpacked members); False if it has no sidecar.
+    A mismatch raises a one-line DatasetError naming the file and the command that re-fetches it."""
+    rec = read_sidecar(path)
+    if rec is None:
+        return False
+    recorded = {path.name: [rec.get("size"), rec.get("mtime_ns")]}
+    recorded.update((rel, st) for rel, st in (rec.get("members") or {}).items())
+    for rel, stamp in recorded.items():
+        f = path.parent / rel
+        if not f.is_file():
+            raise DatasetError(f"{f} is missing from the cache; {refetch_hint(name)}")
+        now = _stamp(f)
+        if now != list(stamp):
+            what = "size" if now[0] != stamp[0] else "modification time"
+            raise DatasetError(f"{f} changed since it was fetched ({what} differs from {sidecar_path(path).name}); "
+                               f"{refetch_hint(name)}")
+    return True
+
+
+def verify(path: Path, expected: str | None, name: str | None) -> tuple[bool, str]:
+    """Re-hash `path` against the registry's sha256 (else the sidecar's). (ok, one-line message)."""
+    if not path.is_file():
+        return False, f"{path} is not in the cache; {refetch_hint(name)}"
+    rec = read_sidecar(path)
+    want, source = (expected, "registry") if expected else ((rec or {}).get("sha256"), "sidecar")
+    if want is None:
+        return False, f"{path}: no registry sha256 and no sidecar (fetched before sidecars existed); {refetch_hint(name)}"
+    actual = sha256_of(path)
+    if actual != want:
+        return False, f"{path}: sha256 {actual} does not match the {source} ({want}); {refetch_hint(name)}"
+    try:
+        quick_check(path, name)  # members unpacked from it, and a stale sidecar
+    except DatasetError as err:
+        return False, str(err)
+    if rec is None:  # a verified file placed by hand: record it
+        write_sidecar(path, sha256=actual)
+    return True, f"{path.name} sha256 ok ({source})"
+
+
+def _pid_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def remove_stale_staging(root: Path) -> None:
+    if not root.is_dir():
+        return
+    for d in root.iterdir():
+        pid = d.name.split("-", 1)[0]
+        if pid.isdigit() and _pid_gone(int(pid)):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _terminate(signum, frame):
+    from ..sweep import Terminated
+
+    raise Terminated(f"signal {signum}")
+
+
+@contextlib.contextmanager
+def staging_area(cache: Path):
+    """A private folder inside the cache for one fetch; always removed afterwards. While it exists,
+    SIGTERM (default action: die on the spot) becomes an exception, so the `finally` below runs."""
+    root = cache / STAGING
+    remove_stale_staging(root)
+    area = root / f"{os.getpid()}-{secrets.token_hex(4)}"
+    area.mkdir(parents=True)
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGTERM) if main else None
+    if main and previous in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield area
+    finally:
+        if main and previous in (signal.SIG_DFL, None):
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        shutil.rmtree(area, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            root.rmdir()  # only when empty
+
+
+def install(staged: Path, dest: Path, trash: Path) -> None:
+    """Move a staged file or folder to `dest` (replacing what is there) and make it readable per the umask."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if dest.is_dir() and staged.is_dir():
+        os.replace(dest, trash / f"old-{secrets.token_hex(4)}")
+    files = [staged] if staged.is_file() else [p for p in staged.rglob("*") if p.is_file()]
+    for f in files:
+        honour_umask(f)
+    os.replace(staged, dest)

@@ -1,0 +1,209 @@
+"""Sweeps and reports under faults, and seeing what will run (issue 10, sec. 4 and 5)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from dlm_bench.cli import compose_config, main
+from dlm_bench.config import GROUPS, conf_dir
+from dlm_bench.locks import LOCK_NAME, RunLock, holder
+from dlm_bench.report.build import build_report
+from dlm_bench.report.collect import collect_runs
+from dlm_bench.report.figures import make_sweep_figure
+from dlm_bench.report.specs import SweepFigureSpec, default_specs
+from dlm_bench.runner import run_dir_for
+from dlm_bench.sweep import _descendants, plan_sweep, run_sweep, stop_workers
+
+FAST = ["trainer.max_iters=5", "model.num_inducing=10", "launcher=local"]
+
+
+def _dead_pid() -> int:
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def test_lock_is_exclusive_and_stale_after_its_holder_is_gone(tmp_path):
+    first = RunLock(tmp_path)
+    assert first.acquire() and holder(tmp_path)["pid"] == os.getpid()
+    assert not RunLock(tmp_path).acquire()  # a live holder
+    first.release()
+    assert not (tmp_path / LOCK_NAME).exists()
+    (tmp_path / LOCK_NAME).write_text(json.dumps({"host": os.uname().nodename, "pid": _dead_pid()}))
+    assert holder(tmp_path) is None
+    with RunLock(tmp_path) as got:
+        assert got
+    assert not (tmp_path / LOCK_NAME).exists()
+
+
+def test_second_sweep_skips_points_running_elsewhere_and_dry_run_says_so(tmp_path):
+    ov = FAST + [f"results_dir={tmp_path}"]
+    busy = run_dir_for(compose_config(ov + ["seed=1"]))
+    busy.mkdir(parents=True)
+    # the other sweep: a live process on this host holding seed 1
+    (busy / LOCK_NAME).write_text(json.dumps({"host": os.uname().nodename, "pid": os.getppid()}))
+    plan = plan_sweep(ov + ["seed=0,1"])
+    assert [(p, s) for p, _, s in plan] == [("seed=0", "new"), ("seed=1", "running_elsewhere")]
+    counts = run_sweep(ov + ["seed=0,1"])
+    assert counts["ok"] == 1 and counts["running_elsewhere"] == 1
+    assert not (busy / "run.json").exists() and (busy / LOCK_NAME).exists()
+    done = run_dir_for(compose_config(ov + ["seed=0"]))
+    assert json.loads((done / "run.json").read_text())["status"] == "ok" and not (done / LOCK_NAME).exists()
+
+
+def test_dry_run_lists_grid_names_and_states_without_running(tmp_path, capsys):
+    from dlm_bench.beta import apply_beta_grid_flag
+
+    ov = FAST + [f"results_dir={tmp_path}", "method=elbo"]  # elbo has no beta: only beta_index 0 applies
+    run_sweep(ov + ["seed=0", "objective.beta_index=0"])
+    cfg = compose_config(ov + ["seed=2", "objective.beta_index=0"])
+    apply_beta_grid_flag(cfg.objective)
+    failed = run_dir_for(cfg)
+    failed.mkdir(parents=True)
+    (failed / "run.json").write_text(json.dumps({"status": "failed"}))
+    before = sorted(tmp_path.rglob("*"))
+    assert main(["sweep", "--dry-run", "seed=0,1,2", "objective.beta_index=0,30"] + ov) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "dry run: 6 grid points, 1 new, 1 done, 1 failed, 3 not applicable; nothing was run"
+    rows = {tuple(line.split()[1:3]): line for line in out[:-1]}
+    assert "done" in rows[("seed=0", "objective.beta_index=0")]
+    assert "new" in rows[("seed=1", "objective.beta_index=0")]
+    assert "failed (skipped" in rows[("seed=2", "objective.beta_index=0")] and failed.name in rows[("seed=2", "objective.beta_index=0")]
+    assert all("not applicable" in rows[(f"seed={s}", "objective.beta_index=30")] for s in range(3))
+    assert sorted(tmp_path.rglob("*")) == before  # nothing written, not even Hydra's sweep folder
+
+
+def test_dry_run_names_match_what_the_sweep_writes(tmp_path):
+    ov = FAST + [f"results_dir={tmp_path}", "seed=0"]
+    names = sorted(n for _, n, _ in plan_sweep(ov))
+    run_sweep(ov)
+    assert names == sorted(p.parent.name for p in tmp_path.glob("default/*/run.json"))
+    assert all(s == "done" for _, _, s in plan_sweep(ov))
+
+
+def test_stop_workers_ends_children_and_grandchildren():
+    code = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); time.sleep(60)"
+    child = subprocess.Popen([sys.executable, "-c", code])
+    deadline = time.time() + 5
+    while len(_descendants(os.getpid())) < 2 and time.time() < deadline:
+        time.sleep(0.05)
+    pids = _descendants(os.getpid())
+    assert child.pid in pids and len(pids) >= 2
+    stop_workers(grace_s=2)
+    child.wait(timeout=5)
+    time.sleep(0.2)
+    alive = [p for p in pids if Path(f"/proc/{p}").exists() and Path(f"/proc/{p}/stat").read_text().split(")")[1].split()[0] != "Z"]
+    assert alive == []
+
+
+@pytest.mark.slow
+def test_sigterm_to_a_joblib_sweep_leaves_no_worker(tmp_path, cli_env):
+    from tests.conftest import cli_command
+
+    cmd = cli_command() + ["sweep", "launcher=joblib", "launcher.n_jobs=2", "seed=0,1", "trainer.max_iters=100000",
+                           "trainer.tol=0", f"results_dir={tmp_path}"]
+    proc = subprocess.Popen(cmd, env={**cli_env, "OMP_NUM_THREADS": "1"}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    while len(list(tmp_path.glob(f"default/*/{LOCK_NAME}"))) < 2 and time.time() < deadline:
+        time.sleep(0.2)
+    workers = _descendants(proc.pid)
+    assert len(workers) >= 2
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 143
+    time.sleep(1)
+    alive = [p for p in workers if Path(f"/proc/{p}").exists() and Path(f"/proc/{p}/stat").read_text().split(")")[1].split()[0] != "Z"]
+    assert alive == [] and list(tmp_path.glob(f"default/*/{LOCK_NAME}")) == []
+
+
+def _record(exp: str, seed: int, beta: float, nll: float, **cfg) -> dict:
+    config = {"seed": seed, "experiment": exp, "objective": {"beta": beta}, "model": {"num_inducing": 10}}
+    for k, v in cfg.items():
+        config["model"][k] = v
+    return {"schema": 1, "status": "ok", "error": None, "paper": "dlm", "experiment": exp, "dataset": "boston",
+            "task": "regression", "model": "svgp", "objective": "elbo", "estimator": "exact", "likelihood": "gaussian",
+            "beta": beta, "seed": seed, "split": "dlm_regression", "train_size": 339, "num_inducing": 10,
+            "hyperparameters": "joint", "metrics": {"test_nll": nll, "test_mse": 2 * nll}, "train": {}, "config": config,
+            "env": {}}
+
+
+def test_report_skips_broken_run_json_and_draws_the_adhoc_sweep(tmp_path):
+    rng = np.random.default_rng(0)
+    values = {}
+    for beta in (0.1, 1.0, 10.0):
+        for seed in range(3):
+            nll = float(rng.normal(beta, 0.1))
+            values.setdefault(beta, []).append(nll)
+            d = tmp_path / "adhoc" / f"b{beta}_s{seed}"
+            d.mkdir(parents=True)
+            (d / "run.json").write_text(json.dumps(_record("adhoc", seed, beta, nll)))
+    broken = {"trunc": '{"schema": 1, "status": "o', "list": "[]", "null": "null", "empty": "{}"}
+    for name, text in broken.items():
+        (tmp_path / "adhoc" / name).mkdir()
+        (tmp_path / "adhoc" / name / "run.json").write_text(text)
+    df, skipped = collect_runs([tmp_path])
+    assert len(df) == 9 and sorted(p.parent.name for p, _ in skipped) == sorted(broken)
+    made = build_report([tmp_path], tmp_path / "report")
+    index = (tmp_path / "report" / "index.md").read_text()
+    assert all(f"{tmp_path / 'adhoc' / name / 'run.json'}:" in index for name in broken)
+    assert (tmp_path / "report" / "adhoc_sweep_objective-beta.png").is_file()
+    [spec] = [s for s in default_specs(df) if isinstance(s, SweepFigureSpec)]
+    assert spec.x == "cfg.objective.beta" and spec.others == ()
+    fig = make_sweep_figure(df, spec)
+    line = fig.axes[0].lines[0]
+    np.testing.assert_allclose(line.get_xdata(), [0.1, 1.0, 10.0])
+    np.testing.assert_allclose(line.get_ydata(), [np.mean(values[b]) for b in (0.1, 1.0, 10.0)])
+    # the error bar of beta=1 spans mean ± std(ddof=1)/sqrt(3)
+    segs = fig.axes[0].collections[0].get_segments()
+    se = np.std(values[1.0], ddof=1) / np.sqrt(3)
+    np.testing.assert_allclose([segs[1][0][1], segs[1][1][1]], [np.mean(values[1.0]) - se, np.mean(values[1.0]) + se])
+    assert made["runs"] == 9
+
+
+def test_report_lines_per_other_swept_key(tmp_path):
+    for m in (10, 20):
+        for beta in (0.1, 1.0):
+            for seed in range(2):
+                d = tmp_path / f"m{m}_b{beta}_s{seed}"
+                d.mkdir()
+                (d / "run.json").write_text(json.dumps(_record("x", seed, beta, beta + m, num_inducing=m)))
+    df, _ = collect_runs([tmp_path])
+    specs = {s.x: s for s in default_specs(df) if isinstance(s, SweepFigureSpec)}
+    assert set(specs) == {"cfg.objective.beta", "cfg.model.num_inducing"}
+    fig = make_sweep_figure(df, specs["cfg.objective.beta"])
+    handles, labels = fig.axes[0].get_legend_handles_labels()
+    assert labels == ["model.num_inducing=10", "model.num_inducing=20"]
+    np.testing.assert_allclose(handles[1].lines[0].get_ydata(), [20.1, 21.0])
+
+
+def test_run_cfg_prints_config_and_run_dir_without_training(tmp_path, capsys):
+    ov = ["objective=dlm", "seed=3", f"results_dir={tmp_path}"]
+    assert main(["run", "--cfg", "job"] + ov) == 0
+    out = capsys.readouterr().out
+    cfg = yaml.safe_load(out)
+    assert cfg["seed"] == 3 and cfg["objective"]["name"] == "dlm" and set(GROUPS[:7]) <= set(cfg)
+    assert out.splitlines()[-1] == f"# would write: {run_dir_for(compose_config(ov))}"
+    assert list(tmp_path.iterdir()) == []
+    assert main(["run", "--cfg", "seed=4"]) == 0  # `--cfg` followed by an override
+    assert yaml.safe_load(capsys.readouterr().out)["seed"] == 4
+
+
+def test_run_help_lists_groups_and_options(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["run", "--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    for group in GROUPS + ("experiment",):
+        options = sorted(p.stem for p in (conf_dir() / group).glob("*.yaml"))
+        line = next(l for l in out.splitlines() if l.strip().startswith(f"{group} ("))
+        assert line.split("): ", 1)[1] == ", ".join(options)
+    assert "dataset (default: boston)" in out and "--cfg" in out
