@@ -8,7 +8,7 @@ import torch
 from scipy.cluster.vq import kmeans2
 
 from ..config import InducingInit, Kernel, MeanFunction
-from ..evaluate import predict_f
+from ..evaluation import predict_f
 from ..estimators import effective_estimator, mll_class
 from ..likelihoods import LIKELIHOODS
 from .base import ModelBundle
@@ -136,11 +136,7 @@ def build_svgp(cfg, X_train: torch.Tensor, y_train: torch.Tensor) -> SVGPBundle:
 
 def build_likelihood(model_cfg):
     """`model.likelihood` -> likelihood module; gaussian and student_t start at `noise_init`."""
-    name = model_cfg.get("likelihood") or "gaussian"
-    if name == "gaussian":
-        likelihood = gpytorch.likelihoods.GaussianLikelihood()
-    else:
-        likelihood = LIKELIHOODS[name]()
+    likelihood = LIKELIHOODS[model_cfg.get("likelihood") or "gaussian"]()
     if hasattr(likelihood, "noise"):
         likelihood.noise = model_cfg.noise_init
     return likelihood
