@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from dlm_bench.evaluation import METRICS, RAW, predictive_metrics
-from dlm_bench.likelihoods import LIKELIHOODS
+from dlm_bench.likelihoods import LIKELIHOODS, ScalarLikelihood
 from tests.helpers import (gpytorch_likelihood_test_cases, grid_expectation, grid_log_marginal, make_likelihood,
                            sample_targets)
 
@@ -99,6 +99,10 @@ def test_predictive_moments_and_point_prediction(name):
                        for m, v in cases])
         np.testing.assert_allclose(pred.mean.numpy(), m1, rtol=1e-6, atol=1e-8)
         np.testing.assert_allclose(pred.variance.numpy(), m2 - m1**2, rtol=1e-5, atol=1e-8)
+        if isinstance(lik, ScalarLikelihood):  # the generic quadrature defaults a new likelihood inherits
+            np.testing.assert_allclose(ScalarLikelihood.predictive_mean(lik, MU, VAR).numpy(), m1, rtol=1e-6, atol=1e-9)
+            np.testing.assert_allclose(ScalarLikelihood.predictive_variance(lik, MU, VAR).numpy(), m2 - m1**2,
+                                       rtol=1e-5, atol=1e-8)
         point = lik.point_prediction(MU, VAR)
         assert lik.point_estimate in ("mean", "mode")
         want = m1 if lik.point_estimate == "mean" else (m1 > 0.5).astype(float)  # mode: binary only
