@@ -21,8 +21,7 @@ from .beta import OutsideBetaGrid, apply_beta_grid_flag, resolve_beta
 from .config import Hyperparameters
 from .errors import ConfigError
 from .estimators import effective_estimator
-from .evaluate import regression_metrics
-from .evaluate_glm import glm_metrics
+from .evaluation import predictive_metrics
 from .task_defaults import resolve_task_defaults
 from .pac.evaluation import pac_metrics, write_predictive_1d
 from .results import RunRecord, env_info, write_curve_csv, write_run_json
@@ -145,9 +144,9 @@ def tracking(cfg: DictConfig, bundle, prep: Prepared) -> dict:
     y_scale = float(np.asarray(prep.split.y_stats.std).reshape(-1)[0])
 
     def track() -> dict:
-        metrics = regression_metrics(bundle, X, y, y_scale, "test")
+        metrics = predictive_metrics(bundle, X, y, y_scale, "test")
         bundle.train()
-        return {m: metrics[m] for m in ("test_nll", "test_mse") if m in metrics}
+        return {m: v for m, v in metrics.items() if not m.endswith("_raw")}
 
     return {"track": track, "track_every": k}
 
@@ -248,11 +247,7 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
                 metrics.update(pac_metrics(bundle, cfg.pac, *prep.tensors["train"], *prep.tensors["test"]))
                 write_predictive_1d(bundle, run_dir, *prep.tensors["train"], cfg.pac)  # 1-D inputs only (Fig. 1)
             for part in ("val", "test"):
-                X, y = prep.tensors[part]
-                if bundle.likelihood_name in (None, "gaussian"):
-                    metrics.update(regression_metrics(bundle, X, y, y_scale, part))
-                else:
-                    metrics.update(glm_metrics(bundle, X, y, y_scale, part, prep.dataset.task))
+                metrics.update(predictive_metrics(bundle, *prep.tensors[part], y_scale, part))
             if bundle.noise is not None:  # sq-DLM has no likelihood, hence no noise
                 metrics["noise_var"] = bundle.noise.item()
             record.metrics = metrics

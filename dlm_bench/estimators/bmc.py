@@ -16,12 +16,14 @@ import math
 import torch
 from gpytorch.mlls._approximate_mll import _ApproximateMarginalLogLikelihood
 
+from .quadrature import log_lik_fn
+
 
 def sampled_log_likelihoods(likelihood, approximate_dist_f, target: torch.Tensor, num_samples: int) -> torch.Tensor:
     """log p(y_i | f_i^(l)), shape (L, N)."""
     mean, std = approximate_dist_f.mean, approximate_dist_f.variance.clamp_min(0.0).sqrt()
     eps = torch.randn((num_samples,) + tuple(mean.shape), dtype=mean.dtype, device=mean.device)
-    return likelihood.forward(mean + std * eps).log_prob(target)
+    return log_lik_fn(likelihood)(target, mean + std * eps)
 
 
 class _BMC(_ApproximateMarginalLogLikelihood):

@@ -1,18 +1,23 @@
 """Likelihood registry: config name (`model.likelihood`) -> class, and the default for a dataset task.
 
-`gaussian` is GPyTorch's GaussianLikelihood (regression, closed forms); the others are in this package
-(one per file), all with log-space computations. `model.likelihood: null` picks DEFAULT_FOR_TASK.
+`gaussian` is GPyTorch's GaussianLikelihood with the metrics contract added (regression, closed forms); the
+others are in this package (one per file), all with log-space computations. Every registered class is a real
+GPyTorch likelihood (forward -> torch Distribution, marginal -> the predictive distribution) and passes
+GPyTorch's BaseLikelihoodTestCase plus our own checks (tests/unit/test_likelihood_contract.py, generated from
+this registry). `model.likelihood: null` picks DEFAULT_FOR_TASK. The contract: likelihoods/base.py.
 """
 
-from .base import ScalarLikelihood
+from .base import BinaryLikelihood, ScalarLikelihood
+from .gaussian import GaussianLikelihood
 from .logistic import LogisticLikelihood
 from .poisson import PoissonExpLikelihood, PoissonSoftplusLikelihood
 from .probit import ProbitLikelihood, log_normal_cdf
+from .predictive import LatentGaussianPredictive
 from .quadrature import gh_expected_log_prob, gh_log_marginal
 from .student_t import StudentTLikelihood
 
 LIKELIHOODS = {
-    "gaussian": None,  # gpytorch.likelihoods.GaussianLikelihood, built in models/svgp.py
+    "gaussian": GaussianLikelihood,
     "probit": ProbitLikelihood,
     "logistic": LogisticLikelihood,
     "poisson_exp": PoissonExpLikelihood,
@@ -39,6 +44,7 @@ def has_closed_form(likelihood_name: str, objective: str) -> bool:
 
 __all__ = [
     "LIKELIHOODS", "TASK_LIKELIHOODS", "DEFAULT_FOR_TASK", "has_closed_form", "ScalarLikelihood",
+    "BinaryLikelihood", "GaussianLikelihood", "LatentGaussianPredictive",
     "ProbitLikelihood", "LogisticLikelihood", "PoissonExpLikelihood", "PoissonSoftplusLikelihood",
     "StudentTLikelihood", "log_normal_cdf", "gh_log_marginal", "gh_expected_log_prob",
 ]

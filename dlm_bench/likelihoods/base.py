@@ -1,11 +1,25 @@
-"""What a non-Gaussian likelihood provides beyond GPyTorch's `Likelihood` API.
+"""What a non-Gaussian likelihood provides: GPyTorch's `Likelihood` contract plus log-space fast paths
+and what the predictive metrics need.
 
-GPyTorch's MLL classes call `expected_log_prob(y, q_f)` (ELBO), `log_marginal(y, q_f)` (log-loss DLM)
-and `forward(f).log_prob(y)` (bMC). Subclasses implement `log_prob_f(y, f)` = log p(y|f) (elementwise,
-numerically stable, broadcasting) and, where one exists, a closed form:
-`exact_log_marginal(y, mu, var)` / `exact_expected_log_prob(y, mu, var)` (the class attributes
-`has_exact_log_marginal` / `has_exact_expected_log_prob` say which). Otherwise both are computed by
-log-space Gauss-Hermite quadrature (likelihoods/quadrature.py).
+GPyTorch contract (checked by gpytorch.test.base_likelihood_test_case.BaseLikelihoodTestCase for every
+registered likelihood, tests/unit/test_likelihood_contract.py):
+* `forward(f)` -> the conditional p(y|f) as a torch Distribution (Bernoulli, Poisson, StudentT, ...), so
+  `likelihood(f_samples)` works; each subclass implements it.
+* `marginal(q_f)` -> the predictive p(y) = E_q(f)[p(y|f)] as a torch Distribution, so
+  `likelihood(model(x))` works: a Bernoulli for binary likelihoods (closed form or quadrature for its
+  probability), else `LatentGaussianPredictive` (likelihoods/predictive.py: log_prob by the log-space path
+  below, mean / variance in closed form or by quadrature, exact sampling).
+* `expected_log_prob(y, q_f)` (ELBO) and `log_marginal(y, q_f)` (log-loss DLM): a closed form where the
+  class has one (`exact_expected_log_prob` / `exact_log_marginal`, flagged by `has_exact_expected_log_prob` /
+  `has_exact_log_marginal`), else log-space Gauss-Hermite quadrature (likelihoods/quadrature.py) of
+  `log_prob_f(y, f)` = log p(y|f) (elementwise, numerically stable, broadcasting; the estimators use it
+  directly, it must equal `forward(f).log_prob(y)`).
+
+Predictive metrics (dlm_bench/evaluation/predictive.py): `metrics` names the metrics this likelihood's
+task reports, `raw_units` says whether the targets are normalised (then nll / mse get `_raw` twins),
+`predictive_log_marginal(y, mu, var)` is log p(y) for the NLL and `point_prediction(mu, var)` the point
+prediction y_hat, the `point_estimate` property of the predictive distribution (the mean; binary: the mode,
+the more likely class).
 
 For the uPS sampler (estimators/ups.py) each likelihood also gives `log_max(y)` = log sup_f p(y|f) and
 `mode(y)` = argmax_f p(y|f) (+-inf where the supremum is approached at infinity); p(y|f) must be
@@ -16,11 +30,13 @@ maximum of p(y|.) over an interval [a, b] is at an endpoint unless the mode lies
 from __future__ import annotations
 
 import abc
+import math
 
 import gpytorch
 import torch
 
-from .quadrature import gh_expected_log_prob, gh_log_marginal
+from .predictive import LatentGaussianPredictive
+from .quadrature import gh_expectation, gh_expected_log_prob, gh_log_marginal
 
 NUM_NODES = 20
 
@@ -29,6 +45,9 @@ class ScalarLikelihood(gpytorch.likelihoods.Likelihood, abc.ABC):
     name = "?"
     has_exact_log_marginal = False
     has_exact_expected_log_prob = False
+    metrics: tuple[str, ...] = ("nll",)  # metric names (evaluation/predictive.py), in run.json order
+    raw_units = False  # targets normalised: nll and mse also reported in original units (`_raw`)
+    point_estimate = "mean"  # which property of marginal(q_f) point_prediction(mu, var) is: mean | mode
 
     def __init__(self):
         super().__init__()
@@ -46,9 +65,11 @@ class ScalarLikelihood(gpytorch.likelihoods.Likelihood, abc.ABC):
     def mode(self, y: torch.Tensor) -> torch.Tensor:
         """Implemented by each likelihood."""
 
+    @abc.abstractmethod
+    def forward(self, function_samples: torch.Tensor, *args, **kwargs) -> torch.distributions.Distribution:
+        """p(y|f) as a torch Distribution with batch shape f.shape."""
+
     # -- GPyTorch API -------------------------------------------------------------------------
-    def forward(self, function_samples, *args, **kwargs):
-        return _LogProbDistribution(self, function_samples)
 
     def expected_log_prob(self, observations, function_dist, *args, **kwargs):
         mu, var = function_dist.mean, function_dist.variance
@@ -75,15 +96,54 @@ class ScalarLikelihood(gpytorch.likelihoods.Likelihood, abc.ABC):
             return self.exact_log_marginal(y, mu, var)
         return self.quadrature_log_marginal(y, mu, var)
 
+    def marginal(self, function_dist, *args, **kwargs) -> torch.distributions.Distribution:
+        """The predictive distribution p(y) = E_q(f)[p(y|f)] (marginals of q(f), independent per point)."""
+        return LatentGaussianPredictive(self, function_dist.mean, function_dist.variance)
+
+    # -- predictive moments and point prediction (defaults by quadrature of forward(f)) ---------------
+    def predictive_mean(self, mu, var):
+        """E[y] = E_q[E[y|f]]."""
+        return gh_expectation(lambda f: self.forward(f).mean, mu, var, num_nodes=40)
+
+    def predictive_variance(self, mu, var):
+        """Var[y] = E_q[Var[y|f]] + Var_q[E[y|f]]."""
+        m = self.predictive_mean(mu, var)
+        second = gh_expectation(lambda f: self.forward(f).variance + self.forward(f).mean ** 2, mu, var, num_nodes=40)
+        return (second - m**2).clamp_min(0)
+
+    def point_prediction(self, mu, var):
+        """The point prediction y_hat scored by mse / mre: the predictive mean."""
+        return self.predictive_mean(mu, var)
+
+
+class BinaryLikelihood(ScalarLikelihood):
+    """y in {0, 1}: p(y=1|f) = sigmoid(logits(f)). The predictive is Bernoulli(p1), p1 = E_q[p(y=1|f)]
+    (closed form or quadrature, in log space), and the point prediction its mode (the more likely class)."""
+
+    metrics = ("nll", "error")
+    point_estimate = "mode"
+
+    @abc.abstractmethod
+    def logits(self, f: torch.Tensor) -> torch.Tensor:
+        """log p(y=1|f) - log p(y=0|f)."""
+
+    def forward(self, function_samples, *args, **kwargs):
+        return torch.distributions.Bernoulli(logits=self.logits(function_samples))
+
     def marginal(self, function_dist, *args, **kwargs):
-        raise TypeError(f"{type(self).__name__}: use predictive_log_marginal(y, mu, var) for predictions")
+        mu, var = function_dist.mean, function_dist.variance
+        log_p1 = self.predictive_log_marginal(torch.ones_like(mu), mu, var)
+        log_p0 = self.predictive_log_marginal(torch.zeros_like(mu), mu, var)
+        return torch.distributions.Bernoulli(logits=log_p1 - log_p0)
 
+    def predictive_mean(self, mu, var):
+        return self.predictive_log_marginal(torch.ones_like(mu), mu, var).exp()
 
-class _LogProbDistribution:
-    """The minimal `forward(f)` result GPyTorch's sampling code and estimators/bmc.py use: `.log_prob(y)`."""
+    def predictive_variance(self, mu, var):
+        p1 = self.predictive_mean(mu, var)
+        return p1 * (1 - p1)
 
-    def __init__(self, likelihood: ScalarLikelihood, f: torch.Tensor):
-        self.likelihood, self.f = likelihood, f
-
-    def log_prob(self, y: torch.Tensor) -> torch.Tensor:
-        return self.likelihood.log_prob_f(y, self.f)
+    def point_prediction(self, mu, var):
+        """1 where p(y=1) > 1/2, else 0 (compared in log space)."""
+        log_p1 = self.predictive_log_marginal(torch.ones_like(mu), mu, var)
+        return (log_p1 > math.log(0.5)).to(mu.dtype)

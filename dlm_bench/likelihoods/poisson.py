@@ -5,12 +5,17 @@
   (adaptive log-space Gauss-Hermite). Predictive mean E[y] = E_q[exp f] = exp(mu + var/2).
 * `PoissonSoftplusLikelihood`: rate softplus(f) (gentler tails); everything by quadrature.
 
+`forward(f)` is torch's Poisson(rate(f)); the predictive (`marginal`) has no closed form (its log_prob is
+the adaptive quadrature above, its mean / variance closed form (exp) or Gauss-Hermite (softplus)).
+The point prediction is the predictive mean.
+
 For uPS: the maximum of p(y|f) over f is at rate = y (f = log y, or softplus^-1(y)); for y = 0 the
 likelihood decreases in f and its supremum 1 is approached at f -> -inf.
 """
 
 from __future__ import annotations
 
+import abc
 import math
 
 import torch
@@ -25,9 +30,22 @@ def _poisson_log_max(y):
     return torch.xlogy(y, y) - y - torch.lgamma(y + 1)
 
 
-class PoissonExpLikelihood(ScalarLikelihood):
+class _Poisson(ScalarLikelihood):
+    metrics = ("nll", "mre")
+
+    @staticmethod
+    @abc.abstractmethod
+    def rate(f: torch.Tensor) -> torch.Tensor:
+        """The Poisson rate as a function of f."""
+
+    def forward(self, function_samples, *args, **kwargs):
+        return torch.distributions.Poisson(rate=self.rate(function_samples))
+
+
+class PoissonExpLikelihood(_Poisson):
     name = "poisson_exp"
     has_exact_expected_log_prob = True
+    rate = staticmethod(torch.exp)
 
     def log_prob_f(self, y, f):
         return y * f - torch.exp(f) - torch.lgamma(y + 1)
@@ -44,14 +62,20 @@ class PoissonExpLikelihood(ScalarLikelihood):
     def predictive_mean(self, mu, var):
         return torch.exp(mu + var / 2)
 
+    def predictive_variance(self, mu, var):
+        """E[rate] + Var[rate] with rate = exp(f) log-normal."""
+        m = self.predictive_mean(mu, var)
+        return m + m**2 * torch.expm1(var)
+
 
 def _inv_softplus(y):
     """softplus^-1(y) = log(expm1(y)) = y + log(-expm1(-y)), stable for large y; -inf at 0."""
     return y + torch.log(-torch.expm1(-y))
 
 
-class PoissonSoftplusLikelihood(ScalarLikelihood):
+class PoissonSoftplusLikelihood(_Poisson):
     name = "poisson_softplus"
+    rate = staticmethod(F.softplus)
 
     def log_prob_f(self, y, f):
         return torch.xlogy(y, F.softplus(f)) - F.softplus(f) - torch.lgamma(y + 1)
@@ -64,3 +88,8 @@ class PoissonSoftplusLikelihood(ScalarLikelihood):
 
     def predictive_mean(self, mu, var):
         return gh_expectation(F.softplus, mu, var, num_nodes=40)
+
+    def predictive_variance(self, mu, var):
+        """E[rate] + Var[rate] = E[rate] + E[rate^2] - E[rate]^2 (Gauss-Hermite)."""
+        m = self.predictive_mean(mu, var)
+        return m + (gh_expectation(lambda f: F.softplus(f) ** 2, mu, var, num_nodes=40) - m**2).clamp_min(0)

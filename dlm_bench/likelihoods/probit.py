@@ -3,6 +3,7 @@
 GPyTorch's BernoulliLikelihood clamps the probability before taking the log; here
 log p(y|f) = log Phi(s f) with s = 2y - 1 via torch.special.log_ndtr (accurate far in the tails), and
 the closed form log E_N(f|mu,var)[Phi(s f)] = log Phi(s mu / sqrt(1 + var)) (Wei et al. 2021, sec. 2).
+`forward(f)` is Bernoulli(logits = log Phi(f) - log Phi(-f)), the predictive Bernoulli(Phi(mu / sqrt(1 + var))).
 """
 
 from __future__ import annotations
@@ -11,19 +12,22 @@ import math
 
 import torch
 
-from .base import ScalarLikelihood
+from .base import BinaryLikelihood
 
 
 def log_normal_cdf(x: torch.Tensor) -> torch.Tensor:
     return torch.special.log_ndtr(x)
 
 
-class ProbitLikelihood(ScalarLikelihood):
+class ProbitLikelihood(BinaryLikelihood):
     name = "probit"
     has_exact_log_marginal = True
 
     def log_prob_f(self, y, f):
         return log_normal_cdf((2 * y - 1) * f)
+
+    def logits(self, f):
+        return log_normal_cdf(f) - log_normal_cdf(-f)  # log Phi(f) - log Phi(-f), exact in the tails
 
     def exact_log_marginal(self, y, mu, var):
         return log_normal_cdf((2 * y - 1) * mu / torch.sqrt(1 + var))

@@ -1,6 +1,7 @@
 """Student-t likelihood for robust regression: y = f + scale * t_df, df fixed (default 4), the scale
 learned (exposed as `noise` = scale^2 so run.json's noise_var has the usual meaning of a squared scale).
-Both expectations by log-space Gauss-Hermite quadrature; unimodal in f with its mode at f = y."""
+Both expectations by log-space Gauss-Hermite quadrature; unimodal in f with its mode at f = y.
+`forward(f)` is torch's StudentT(df, f, scale); the predictive has mean mu and variance var + scale^2 df/(df-2)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from .base import ScalarLikelihood
 
 class StudentTLikelihood(ScalarLikelihood):
     name = "student_t"
+    metrics = ("nll", "mse")
+    raw_units = True
 
     def __init__(self, df: float = 4.0):
         super().__init__()
@@ -37,6 +40,18 @@ class StudentTLikelihood(ScalarLikelihood):
     def log_prob_f(self, y, f):
         nu, s2 = self.df, self.noise.reshape(())
         return self._log_norm() - 0.5 * torch.log(s2) - (nu + 1) / 2 * torch.log1p((y - f) ** 2 / (nu * s2))
+
+    def forward(self, function_samples, *args, **kwargs):
+        return torch.distributions.StudentT(self.df, loc=function_samples, scale=self.noise.reshape(()).sqrt())
+
+    def predictive_mean(self, mu, var):
+        return mu  # the predictive is symmetric about mu (mean = median = mode; df > 1)
+
+    def predictive_variance(self, mu, var):
+        return var + self.noise.reshape(()) * self.df / (self.df - 2)  # df > 2
+
+    def point_prediction(self, mu, var):
+        return mu
 
     def log_max(self, y):
         return torch.full_like(y, self._log_norm()) - 0.5 * torch.log(self.noise.reshape(()))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import abc
 
+import gpytorch
 import torch
 
 
@@ -33,3 +34,16 @@ class ModelBundle(torch.nn.Module, abc.ABC):
     def adopt_hyperparameters(self, pretrained) -> None:
         """Fixed-hyperparameter runs: take the kernel, noise and Z of a trained SVGP bundle and freeze them."""
         raise TypeError(f"{type(self).__name__} has no fixed-hyperparameter variant")
+
+
+@torch.no_grad()
+def predict_f(model, X: torch.Tensor, batch_size: int = 4096) -> tuple[torch.Tensor, torch.Tensor]:
+    """Marginal mean and variance of q(f(x)) of a GPyTorch model at each row of X (batched to bound memory)."""
+    model.eval()
+    means, variances = [], []
+    with gpytorch.settings.skip_posterior_variances(False):
+        for xb in X.split(batch_size):
+            f = model(xb)
+            means.append(f.mean)
+            variances.append(f.variance)
+    return torch.cat(means), torch.cat(variances)

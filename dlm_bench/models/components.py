@@ -55,11 +55,7 @@ def initial_kernel_and_inducing(cfg, X_train: torch.Tensor):
 
 def build_likelihood(model_cfg):
     """`model.likelihood` -> likelihood module; gaussian and student_t start at `noise_init`."""
-    name = model_cfg.get("likelihood") or "gaussian"
-    if name == "gaussian":
-        likelihood = gpytorch.likelihoods.GaussianLikelihood()
-    else:
-        likelihood = LIKELIHOODS[name]()
+    likelihood = LIKELIHOODS[model_cfg.get("likelihood") or "gaussian"]()
     if hasattr(likelihood, "noise"):
         likelihood.noise = model_cfg.noise_init
     return likelihood

@@ -8,6 +8,7 @@ import warnings
 import gpytorch
 import torch
 
+from ..likelihoods import GaussianLikelihood
 from ..pac.kl import kl_full_gp
 from .base import ModelBundle
 from .components import initial_kernel
@@ -58,6 +59,6 @@ class ExactGPBundle(ModelBundle):
 def build_exact_gp(cfg, X_train: torch.Tensor, y_train: torch.Tensor) -> ExactGPBundle:
     m = cfg.model
     kernel = initial_kernel(cfg, X_train)
-    likelihood = gpytorch.likelihoods.GaussianLikelihood()
+    likelihood = GaussianLikelihood()
     likelihood.noise = m.noise_init
     return ExactGPBundle(kernel, likelihood, X_train, y_train)

@@ -16,10 +16,10 @@ The penalty ln|Theta| = T ln(G+1) is constant during training; theta is rounded 
 
 from __future__ import annotations
 
-import gpytorch
 import torch
 
 from ..config import SparseQ
+from ..likelihoods import GaussianLikelihood
 from ..pac.bound import BOUNDS, grid_points, log_theta_size
 from ..pac.kl import kl_collapsed, kl_sparse
 from ..pac.losses import gibbs_risk
@@ -171,7 +171,7 @@ class PacSGPBundle(ModelBundle):
 def _kernel_and_likelihood(cfg, X_train):
     m = cfg.model
     kernel = initial_kernel(cfg, X_train)
-    likelihood = gpytorch.likelihoods.GaussianLikelihood()
+    likelihood = GaussianLikelihood()
     likelihood.noise = m.noise_init
     return kernel.to(X_train), likelihood.to(X_train)
 

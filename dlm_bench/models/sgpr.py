@@ -3,9 +3,9 @@ noise and Z are trained; q(u) is the optimum for them, computed in closed form (
 
 from __future__ import annotations
 
-import gpytorch
 import torch
 
+from ..likelihoods import GaussianLikelihood
 from . import collapsed
 from .base import ModelBundle
 from .components import initial_kernel_and_inducing
@@ -47,7 +47,7 @@ class CollapsedBundle(ModelBundle):
 def build_collapsed(cfg, X_train: torch.Tensor, y_train: torch.Tensor, alpha: float) -> CollapsedBundle:
     model_cfg = cfg.model
     kernel, Z = initial_kernel_and_inducing(cfg, X_train)
-    likelihood = gpytorch.likelihoods.GaussianLikelihood()
+    likelihood = GaussianLikelihood()
     likelihood.noise = model_cfg.noise_init
     return CollapsedBundle(kernel, Z, likelihood, X_train, y_train, alpha, model_cfg.learn_inducing)
 

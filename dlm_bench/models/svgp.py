@@ -6,10 +6,8 @@ import gpytorch
 import torch
 
 from ..config import MeanFunction
-from ..evaluate import predict_f
 from ..estimators import effective_estimator, mll_class, mll_kwargs
-from ..likelihoods import LIKELIHOODS
-from .base import ModelBundle
+from .base import ModelBundle, predict_f
 from .components import build_likelihood, initial_kernel_and_inducing
 
 

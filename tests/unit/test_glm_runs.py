@@ -14,7 +14,7 @@ from scipy import stats
 from dlm_bench import runner
 from dlm_bench.cli import compose_config
 from dlm_bench.errors import ConfigError
-from dlm_bench.evaluate_glm import glm_metrics
+from dlm_bench.evaluation import predictive_metrics
 from dlm_bench.likelihoods import LIKELIHOODS
 from tests import reference as ref
 
@@ -107,7 +107,7 @@ def test_binary_metrics_against_scipy():
     mu, var = torch.tensor([1.2, -0.4, 0.1, -2.0], dtype=torch.float64), torch.tensor([0.5, 2.0, 0.1, 1.0],
                                                                                          dtype=torch.float64)
     y = torch.tensor([1.0, 1.0, 0.0, 0.0], dtype=torch.float64)
-    out = glm_metrics(FakeBundle("probit", mu, var), torch.zeros(4, 1), y, 1.0, "test", "binary")
+    out = predictive_metrics(FakeBundle("probit", mu, var), torch.zeros(4, 1), y, 1.0, "test")
     s = 2 * y.numpy() - 1
     assert out["test_nll"] == pytest.approx(-stats.norm.logcdf(s * mu.numpy() / np.sqrt(1 + var.numpy())).mean())
     assert out["test_error"] == pytest.approx(0.5)  # points 2 and 3 are on the wrong side of 0
@@ -116,7 +116,7 @@ def test_binary_metrics_against_scipy():
 def test_count_metrics_against_reference():
     mu, var = torch.tensor([0.5, 2.0, 1.0], dtype=torch.float64), torch.tensor([0.2, 0.1, 1.0], dtype=torch.float64)
     y = torch.tensor([0.0, 9.0, 30.0], dtype=torch.float64)
-    out = glm_metrics(FakeBundle("poisson_exp", mu, var), torch.zeros(3, 1), y, 1.0, "test", "count")
+    out = predictive_metrics(FakeBundle("poisson_exp", mu, var), torch.zeros(3, 1), y, 1.0, "test")
     nll = -np.mean([ref.log_marginal_ref("poisson_exp", *c) for c in zip(y.numpy(), mu.numpy(), var.numpy())])
     assert out["test_nll"] == pytest.approx(nll, rel=1e-6)
     y_hat = np.exp(mu.numpy() + var.numpy() / 2)
