@@ -208,6 +208,7 @@ class Config:
     eval: EvalConfig = field(default_factory=EvalConfig)
     paper: str = "dlm"
     experiment: str = "default"
+    report: Optional[str] = None  # the report spec (dlm_bench/report/specs.py) an experiment's runs are drawn with
     seed: int = 0
     device: Device = Device.auto
     dtype: DType = DType.float64
@@ -222,7 +223,18 @@ GROUPS += ("dlm_data", "method")
 
 
 def register_configs() -> None:
-    ConfigStore.instance().store(name="base_config", node=Config)
+    cs = ConfigStore.instance()
+    cs.store(name="base_config", node=Config)
+    # one `dataset` option per registered dataset (dlm_bench/data/catalog.py), plus the user's own table
+    for name in dataset_options():
+        node = DatasetConfig(name=name, task="regression") if name == "csv" else DatasetConfig(name=name)
+        cs.store(group="dataset", name=name, node=node)
+
+
+def dataset_options() -> list[str]:
+    from .data import DATASETS
+
+    return sorted([*DATASETS, "csv"])
 
 
 def conf_dir() -> Path:
@@ -237,4 +249,6 @@ def conf_dir() -> Path:
 
 
 def group_options(group: str) -> list[str]:
+    if group == "dataset":  # generated from the dataset registry (register_configs)
+        return dataset_options()
     return sorted(p.stem for p in (conf_dir() / group).glob("*.yaml"))

@@ -48,7 +48,7 @@ def config_dict(cfg: DictConfig) -> dict:
 
 
 # Settings that say where or how to run, not what: they do not change a run's name.
-NOT_IN_RUN_NAME = ("results_dir", "run_dir", "launcher", "resume")
+NOT_IN_RUN_NAME = ("results_dir", "run_dir", "launcher", "resume", "report")
 # (group, key) -> values that mean "as before the key existed": omitted from the run-name hash
 ADDED_LATER = {
     ("model", "likelihood"): (None, "gaussian"),

@@ -18,6 +18,8 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
+from .errors import Terminated  # noqa: F401 (re-exported)
+
 OUTCOMES = ("skipped", "ok", "diverged", "failed", "outside_grid", "running_elsewhere")
 
 
@@ -110,8 +112,6 @@ def _progress(run_dir: Path, status: str, metrics: dict, wall_s, error: str | No
     print(f"[dlm-bench] {num}{status} {run_dir.name} {shown}{extra}{' ' + error if error else ''}", flush=True)
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM (timeout, kill, SLURM's scancel) turned into an exception, so the sweep can clean up."""
 
 
 def _raise_terminated(signum, frame):

@@ -21,6 +21,7 @@ import threading
 from pathlib import Path
 
 from ..fsperm import honour_umask
+from ..errors import Terminated
 from .registry import DatasetError
 
 SIDECAR_SUFFIX = ".sha256.json"
@@ -131,7 +132,6 @@ def remove_stale_staging(root: Path) -> None:
 
 
 def _terminate(signum, frame):
-    from ..sweep import Terminated
 
     raise Terminated(f"signal {signum}")
 

@@ -34,6 +34,14 @@ TIMEOUT_S = 60
 pooch.get_logger().setLevel("WARNING")  # its INFO lines (multi-line for unknown hashes) would clutter the CLI
 
 
+FORMAT_VERSION = 1  # bump when a parser's output changes, so stale conversions are not reused
+
+
+def processed_path(spec: DatasetSpec) -> Path:
+    """Where a large dataset's parsed arrays are kept (read instead of the raw files)."""
+    return cache_dir() / "processed" / f"{spec.name}.v{FORMAT_VERSION}.npz"
+
+
 def cache_dir() -> Path:
     env = os.environ.get("DLM_BENCH_DATA")
     return Path(env).expanduser() if env else Path(pooch.os_cache("dlm_bench"))
@@ -79,8 +87,6 @@ def is_cached(rf: RemoteFile) -> bool:
 def status(spec: DatasetSpec) -> str:
     if spec.shipped:
         return "shipped"
-    from .large import processed_path
-
     paths = [processed_path(spec)] if spec.large and processed_path(spec).is_file() else None
     if paths is None:
         if not (spec.files and all(is_cached(f) for f in spec.files)):
@@ -255,8 +261,6 @@ def fetch_file(rf: RemoteFile, progress: Optional[bool] = None, name: Optional[s
 def verify(names: Union[list[str], str]) -> list[tuple[str, bool, str]]:
     """`dlm-bench fetch --verify [NAME...]`: re-hash cached files against the registry or their sidecar.
     With "all", only datasets that have something in the cache."""
-    from .large import processed_path
-
     if names == "all":
         names = [n for n in sorted(DATASETS) if not DATASETS[n].shipped and status(DATASETS[n]) != "not cached"]
     out = []
@@ -271,25 +275,4 @@ def verify(names: Union[list[str], str]) -> list[tuple[str, bool, str]]:
         checks = [cache.verify(p, sha, name) for p, sha in files]
         bad = [msg for ok, msg in checks if not ok]
         out.append((name, not bad, bad[0] if bad else f"{len(checks)} file(s) ok"))
-    return out
-
-
-def fetch(names: Union[list[str], str], progress: Optional[bool] = None, force: bool = False) -> list[tuple[str, bool, str]]:
-    """`dlm-bench fetch NAME... | --all [--force]`: fetch (and for large sets convert) each dataset; force:
-    fetch again even if cached. Returns (name, ok, one-line message) per dataset; never raises DatasetError."""
-    from .loading import load_spec
-
-    if names == "all":
-        names = sorted(DATASETS)
-    out = []
-    for name in names:
-        try:
-            spec = get_spec(name)
-            if spec.shipped:
-                out.append((name, True, "shipped with the package"))
-                continue
-            ds = load_spec(spec, progress=progress, force=force)
-            out.append((name, True, f"{ds.X.shape[0]} x {ds.X.shape[1]} in {cache_dir()}"))
-        except DatasetError as exc:
-            out.append((name, False, str(exc)))
     return out

@@ -12,15 +12,10 @@ import numpy as np
 
 from ..fsperm import honour_umask
 from . import cache
+from .fetch import FORMAT_VERSION, processed_path  # noqa: F401 (FORMAT_VERSION re-exported)
+from .loading import parse_fetched
 from .registry import Dataset, DatasetSpec
 
-FORMAT_VERSION = 1  # bump when a parser's output changes, so stale conversions are not reused
-
-
-def processed_path(spec: DatasetSpec) -> Path:
-    from .fetch import cache_dir
-
-    return cache_dir() / "processed" / f"{spec.name}.v{FORMAT_VERSION}.npz"
 
 
 def _save_atomic(path: Path, **arrays) -> None:
@@ -37,8 +32,6 @@ def _save_atomic(path: Path, **arrays) -> None:
 
 
 def load_large(spec: DatasetSpec, progress: Optional[bool] = None, force: bool = False) -> Dataset:
-    from .loading import parse_fetched
-
     path = processed_path(spec)
     if path.is_file() and not force:
         if not cache.quick_check(path, spec.name):

@@ -7,14 +7,14 @@ from typing import Optional
 
 import numpy as np
 
+from . import cache
+from .fetch import cache_dir, cached_path, commit_file, fetch_file, stage_file, unpacked_paths, usable
 from .registry import Dataset, DatasetError, DatasetSpec, shipped_path
 
 
 def spec_paths(spec: DatasetSpec, progress: Optional[bool] = None) -> list[Path]:
     if spec.shipped:
         return [shipped_path(p) for p in spec.shipped]
-    from .fetch import fetch_file
-
     paths: list[Path] = []
     for rf in spec.files:
         paths.extend(fetch_file(rf, progress=progress, name=spec.name))
@@ -26,9 +26,6 @@ def parse_fetched(spec: DatasetSpec, progress: Optional[bool] = None, force: boo
     shape-checked in the staging folder and only then moved into the cache (see cache.py)."""
     if spec.shipped:
         return parse(spec, spec_paths(spec, progress))
-    from . import cache
-    from .fetch import cache_dir, cached_path, commit_file, stage_file, unpacked_paths, usable
-
     with cache.staging_area(cache_dir()) as area:
         paths, staged = [], []
         for rf in spec.files:
@@ -62,11 +59,3 @@ def parse(spec: DatasetSpec, paths: list[Path]) -> Dataset:
     y = np.asarray(y).reshape(-1)
     spec.check(X, y)
     return Dataset(spec.name, spec.task, X, y, list(names), splits)
-
-
-def load_spec(spec: DatasetSpec, progress: Optional[bool] = None, force: bool = False) -> Dataset:
-    if spec.large:
-        from .large import load_large
-
-        return load_large(spec, progress=progress, force=force)
-    return parse_fetched(spec, progress=progress, force=force)

@@ -90,22 +90,6 @@ def get_spec(name: str) -> DatasetSpec:
     return DATASETS[name]
 
 
-def load_dataset(name: str, progress: Optional[bool] = None) -> Dataset:
-    from .loading import load_spec
-
-    return load_spec(get_spec(name), progress=progress)
-
-
-def load_from_config(dataset_cfg) -> Dataset:
-    """The dataset a `dataset` config node names (the runner's single entry point into data/).
-    `dataset=csv` reads the user's own file (dataset.path, dataset.target, dataset.task)."""
-    if dataset_cfg.name == "csv":
-        from .user import load_user_table
-
-        return load_user_table(dataset_cfg)
-    return load_dataset(dataset_cfg.name)
-
-
 def shipped_dir() -> Path:
     try:
         base = Path(str(resources.files("dlm_bench.shipped_data")))
@@ -123,18 +107,3 @@ def shipped_path(relpath: str) -> Path:
     if not path.is_file():
         raise DatasetError(f"shipped data file {relpath!r} is missing from {base} (broken install?)")
     return path
-
-
-def datasets_table() -> str:
-    """Plain-text table for `dlm-bench datasets`: name, task, N x D, papers, status."""
-    from .fetch import status
-
-    rows = [("name", "task", "N x D", "papers", "status")]
-    for name in sorted(DATASETS):
-        spec = DATASETS[name]
-        n, d = spec.shape
-        rows.append((name, spec.task, f"{n if n is not None else '?'} x {d}", ",".join(spec.papers), status(spec)))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)

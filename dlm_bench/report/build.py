@@ -9,7 +9,7 @@ import pandas as pd
 
 from .collect import collect_runs
 from .figures import make_curve_figure, make_figure, make_predictive_figure, make_sweep_figure
-from .specs import SPECS, CurveSpec, FigureSpec, PredictiveSpec, SweepFigureSpec, TableSpec, default_specs
+from .specs import CurveSpec, FigureSpec, PredictiveSpec, SweepFigureSpec, TableSpec, specs_for
 from .tables import SERIES, apply_methods, fmt_cell, mean_se, pivot_for_markdown, to_markdown
 
 
@@ -70,7 +70,7 @@ def build_report(dirs, out: Path, paper: str | None = None) -> dict:
     made = {"results": [out / "results.parquet"], "tables": [], "figures": [], "missing": [], "skipped": skipped}
     counts = df["status"].value_counts().to_dict()
     for experiment, sub in df.groupby("experiment", sort=True):
-        specs = SPECS.get(experiment) or default_specs(sub)
+        specs = specs_for(experiment, sub)
         made["missing"] += [f"[{experiment}] {m}" for m in missing_points(sub, ["dataset", "method", "beta", "train_size"])]
         for spec in specs:
             stem = out / f"{experiment}_{spec.name}"

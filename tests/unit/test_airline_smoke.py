@@ -9,7 +9,7 @@ import pytest
 
 from dlm_bench import runner
 from dlm_bench.cli import compose_config
-from dlm_bench.data.large import FORMAT_VERSION
+from dlm_bench.data.fetch import FORMAT_VERSION
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ CASES = [f"{g}={o}" for g in GROUPS for o in group_options(g)] + [
 def test_every_conf_file_is_covered():
     yaml_files = {p.relative_to(conf_dir()).as_posix() for p in conf_dir().rglob("*.yaml")}
     covered = {"config.yaml"} | {f"{c.split('=')[0].lstrip('+')}/{c.split('=')[1]}.yaml" for c in CASES}
-    assert yaml_files == covered
+    assert yaml_files <= covered  # (dataset options come from the registry, not from files)
 
 
 @pytest.mark.parametrize("override", CASES)

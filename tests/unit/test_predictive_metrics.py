@@ -69,7 +69,7 @@ def test_tracked_curve_of_a_glm_run_ends_at_the_reported_metrics(tmp_path, task,
     y = (f + 0.3 * rng.normal(size=120) > 0).astype(int) if task == "binary" else rng.poisson(np.exp(1 + f))
     pd.DataFrame({"a": Xd[:, 0], "b": Xd[:, 1], "y": y}).to_csv(tmp_path / "t.csv", index=False)
     cfg = compose_config(["dataset=csv", f"dataset.path={tmp_path / 't.csv'}", "dataset.target=y",
-                          f"dataset.task={task}", "protocol=dlm_classification", "protocol.train_size=80",
+                          f"dataset.task={task}", "protocol=dlm_classification", "protocol.train_size=80", "protocol.test_size=25",
                           "model.num_inducing=8", f"results_dir={tmp_path}", "trainer.max_iters=12",
                           "trainer.track_every=5", "trainer.progress=off"])
     record, run_dir = runner.execute(cfg)

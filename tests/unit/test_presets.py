@@ -104,10 +104,23 @@ def _values(spec) -> list[str]:
     return [v.strip() for v in spec.split(",")]
 
 
+def sweeper_params(experiment: str) -> dict:
+    """hydra.sweeper.params as Hydra composes them (a smoke variant inherits its full variant's grid)."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    from dlm_bench.config import register_configs
+
+    register_configs()
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=[f"experiment={experiment}"], return_hydra_config=True)
+    return OmegaConf.to_container(cfg.hydra.sweeper.params)
+
+
 def grid_points(experiment: str) -> list[list[str]]:
     """The experiment's grid restricted to the keys that can change the composed tuple."""
-    node = OmegaConf.load(conf_dir() / "experiment" / f"{experiment}.yaml")
-    params = OmegaConf.select(node, "hydra.sweeper.params") or {}
+    params = sweeper_params(experiment)
     keys = [k for k in params if k in TUPLE_KEYS or k in TUPLE_FIELDS_SET or k.startswith("estimator.")]
     axes = [[f"{k}={v}" for v in _values(params[k])] for k in keys]
     return [[f"experiment={experiment}", *p] for p in itertools.product(*axes)]
@@ -116,7 +129,13 @@ def grid_points(experiment: str) -> list[list[str]]:
 def explicit_values(overrides: list[str]) -> dict:
     """Tuple fields an experiment file, a dlm_data file or the grid point sets explicitly (they win over the table)."""
     out = {}
-    files = [conf_dir() / "experiment" / f"{o.partition('=')[2]}.yaml" for o in overrides if o.startswith("experiment=")]
+    files = []
+    for o in overrides:
+        if o.startswith("experiment="):  # a smoke variant's full variant first, then the smoke file
+            name = o.partition("=")[2]
+            node = OmegaConf.load(conf_dir() / "experiment" / f"{name}.yaml")
+            files += [conf_dir() / "experiment" / f"{d}.yaml" for d in node.get("defaults", []) if isinstance(d, str) and d != "_self_"]
+            files.append(conf_dir() / "experiment" / f"{name}.yaml")
     files += [conf_dir() / "dlm_data" / f"{o.partition('=')[2]}.yaml" for o in overrides if o.startswith("dlm_data=")]
     for f in files:
         node = OmegaConf.load(f)
@@ -165,7 +184,24 @@ def test_dlm_count_grid_runs_bmc10():
     assert (cfg.estimator.name, cfg.estimator.num_samples, cfg.objective.hyperparameters.value) == ("bmc", 10, "fixed")
 
 
+SMOKES = [e for e in EXPERIMENTS if e.endswith("_smoke") and e[: -len("_smoke")] in EXPERIMENTS]
+
+
+@pytest.mark.parametrize("smoke", SMOKES)
+def test_smoke_variant_sweeps_the_keys_of_its_full_variant(smoke):
+    """A smoke variant is its full experiment made smaller (it inherits it): the same swept keys."""
+    assert set(sweeper_params(smoke)) == set(sweeper_params(smoke[: -len("_smoke")]))
+
+
 def test_conflicting_dataset_choice_is_an_error():
     with pytest.raises(UserError, match="dataset=twonorm conflicts with dlm_data=ringnorm"):
         compose_config(["dlm_data=ringnorm", "dataset=twonorm"])
     assert compose_config(["dlm_data=ringnorm", "dataset=ringnorm"]).dataset.name == "ringnorm"
+
+
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_experiment_names_a_report_spec_that_exists(experiment):
+    from dlm_bench.report.specs import SPECS
+
+    name = compose_config([f"experiment={experiment}"]).report
+    assert name in SPECS, f"{experiment}: report={name!r}"

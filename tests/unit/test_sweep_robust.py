@@ -198,12 +198,15 @@ def test_run_cfg_prints_config_and_run_dir_without_training(tmp_path, capsys):
 
 
 def test_run_help_lists_groups_and_options(capsys):
+    from dlm_bench.data import DATASETS
+
     with pytest.raises(SystemExit) as e:
         main(["run", "--help"])
     assert e.value.code == 0
     out = capsys.readouterr().out
     for group in GROUPS + ("experiment",):
-        options = sorted(p.stem for p in (conf_dir() / group).glob("*.yaml"))
+        options = (sorted([*DATASETS, "csv"]) if group == "dataset"
+                   else sorted(p.stem for p in (conf_dir() / group).glob("*.yaml")))
         line = next(l for l in out.splitlines() if l.strip().startswith(f"{group} ("))
         assert line.split("): ", 1)[1] == ", ".join(options)
     assert "dataset (default: boston)" in out and "--cfg" in out

@@ -18,7 +18,7 @@ import pytest
 from dlm_bench.cli import compose_config, main
 from dlm_bench.data import DATASETS, DatasetError, DatasetSpec, RemoteFile
 from dlm_bench.data.cache import read_sidecar, sidecar_path
-from dlm_bench.data.loading import load_spec
+from dlm_bench.data.api import load_spec
 from dlm_bench.runner import run_name
 from dlm_bench.sweep import Terminated
 

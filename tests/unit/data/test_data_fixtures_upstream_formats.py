@@ -19,7 +19,7 @@ import pytest
 import scipy.io
 
 from dlm_bench.data import get_spec
-from dlm_bench.data.loading import load_spec
+from dlm_bench.data.api import load_spec
 from dlm_bench.data.parsers import unlzw
 
 RNG = np.random.default_rng(0)
