@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 
 # B * M^2 above which more than one thread pays off (measured, docs/performance.md)
-WORK_CROSSOVER = 1e9
+WORK_CROSSOVER = 5e9
 USER_OMP = "DLM_BENCH_USER_OMP_NUM_THREADS"
 ENV_OVERRIDE = "DLM_BENCH_THREADS"
 
