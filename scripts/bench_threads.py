@@ -38,7 +38,7 @@ def one_run(threads: int | None, iters: int, results: str) -> float:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--iters", type=int, default=300)
+    ap.add_argument("--iters", type=int, default=100)
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args(argv)
     cores = os.cpu_count() or 1
