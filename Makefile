@@ -74,9 +74,8 @@ $(PAC_APPF_DATA): | $(STAMP)
 report: $(STAMP)  ## report on everything under RESULTS (default results/)
 	$(VENV)/bin/dlm-bench report $(RESULTS)
 
-bench: $(STAMP)  ## benchmarks: Trainer overhead vs a bare GPyTorch loop; uPS sampler and ms/iteration uPS vs bMC vs exact
-	$(PY) scripts/bench_trainer.py $(ARGS)
-	$(PY) scripts/bench_ups.py
+bench: $(STAMP)  ## benchmarks, offline (docs/performance.md): Trainer/bare GPyTorch, uPS/bMC, fixed/joint path, 1/default threads
+	$(PY) scripts/bench.py $(ARGS)
 
 grad-bias: $(STAMP)  ## DLM gradient-bias statistics at initialisation on abalone (Fig. 1(g)(h), supplement Fig. 8)
 	$(PY) scripts/grad_bias.py --out $(RESULTS)/dlm_grad_bias $(ARGS)

@@ -334,6 +334,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .threads import remember_user_setting
+
+    remember_user_setting()  # OMP_NUM_THREADS set by the user wins in every run and sweep job
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

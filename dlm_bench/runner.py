@@ -23,6 +23,7 @@ from .errors import ConfigError
 from .estimators import effective_estimator
 from .evaluation import predictive_metrics
 from .task_defaults import resolve_task_defaults
+from .threads import apply_threads
 from .pac.evaluation import pac_metrics, write_predictive_1d
 from .results import RunRecord, env_info, write_curve_csv, write_run_json
 from .train import TrainResult, Trainer
@@ -201,6 +202,7 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
     cfg.objective.beta = beta
 
     bundle = methods.build_bundle(cfg, X_train, y_train).to(device=device, dtype=dtype)
+    apply_threads(n_train, bundle.num_inducing, cfg.trainer.batch_size)  # dlm_bench/threads.py
     fixed = cfg.objective.hyperparameters is Hyperparameters.fixed
     trainer = Trainer.from_config(cfg.trainer, seed=cfg.seed)
 

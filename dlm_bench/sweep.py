@@ -33,10 +33,13 @@ def _existing_status(run_dir: Path) -> str | None:
 def _set_threads(cfg: DictConfig) -> int:
     import torch
 
+    from .threads import set_cores
+
     cpus = cfg.launcher.cpus
     if cpus is None:
         cpus = max(1, (os.cpu_count() or 1) // max(1, cfg.launcher.n_jobs))
     torch.set_num_threads(cpus)
+    set_cores(cpus)  # the run then takes 1 thread or these `cpus` (dlm_bench/threads.py)
     return cpus
 
 

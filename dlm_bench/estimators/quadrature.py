@@ -26,7 +26,8 @@ def log_lik_fn(likelihood):
 class QuadraturePredictiveLogLikelihood(_ApproximateMarginalLogLikelihood):
     def _log_likelihood_term(self, approximate_dist_f, target, **kwargs):
         mu, var = approximate_dist_f.mean, approximate_dist_f.variance
-        return gh_log_marginal(log_lik_fn(self.likelihood), target, mu, var, NUM_NODES).sum(-1)
+        return gh_log_marginal(log_lik_fn(self.likelihood), target, mu, var, NUM_NODES,
+                               getattr(self.likelihood, "log_prob_f_derivs", None)).sum(-1)
 
 
 class QuadratureVariationalELBO(_ApproximateMarginalLogLikelihood):

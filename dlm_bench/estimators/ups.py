@@ -21,8 +21,12 @@ test `log y > mu - std and log y < mu - std` is never true; here it is a <= mode
 Note: with K = l_max the overall acceptance rate is E_q[p(y|f)] / l_max for every valid n; n only
 changes where the proposals fall, not how many are needed on average.
 
-Vectorised hybrid: two vectorised proposal rounds for all (sample, example) pairs; a pair keeps its first
-accepted proposal; the pairs left over are sampled per example (in vectorised chunks for that example).
+Vectorised: every (sample, example) pair runs its own rejection sampler; the proposals of all pairs are
+drawn in vectorised rounds (one proposal each, then blocks sized from the expected count l_max / E_q p
+for the pairs still without a sample), see `ups_sample`. No per-example Python loop.
+
+Likelihood parameters (e.g. the Student-t scale): d/dphi log E_q[p_phi(y|f)] is taken exactly from the
+value (closed form or quadrature, with mu and var held fixed), not sampled.
 """
 
 from __future__ import annotations
@@ -43,8 +47,9 @@ LOG_2PI = math.log(2 * math.pi)
 @dataclass
 class UPSStats:
     samples: int = 0  # accepted samples returned
-    proposals: int = 0  # proposals a sequential sampler would have drawn (round 1: 1, round 2: 2, ...)
-    fallback: int = 0  # (sample, example) pairs left after the two vectorised rounds
+    proposals: int = 0  # proposals a sequential sampler would have drawn (for each pair: up to its first accept)
+    fallback: int = 0  # (sample, example) pairs not accepted in the first vectorised round
+    rounds: int = 0  # vectorised rounds (all pairs, then the leftovers with adaptive proposal counts)
 
     @property
     def proposals_per_sample(self) -> float:
@@ -54,6 +59,7 @@ class UPSStats:
         self.samples += other.samples
         self.proposals += other.proposals
         self.fallback += other.fallback
+        self.rounds += other.rounds
 
 
 def _log_lik(likelihood, y, f):
@@ -86,47 +92,101 @@ def _log_accept(likelihood, y, f, mu, var, n, log_max):
     return _log_lik(likelihood, y, f) + log_q - log_max - log_h2
 
 
+# Vectorised rounds: a pair still without a sample gets ceil(ROUND_FACTOR * expected proposals) proposals
+# in the next round (so about exp(-ROUND_FACTOR) of the pairs are left after it), at most MAX_ROUND_ELEMENTS
+# proposals per round in all.
+ROUND_FACTOR = 2.0
+MAX_ROUND_ELEMENTS = 1 << 21
+SMALL_ROUND = 8192
+
+
 @torch.no_grad()
-def ups_sample(likelihood, y, mu, var, num_samples: int, max_n: int = MAX_N, rounds: int = 2):
-    """Exact samples from q~(f_i) ∝ N(f_i|mu_i, var_i) p(y_i|f_i): tensor (num_samples, N) and UPSStats."""
+def ups_sample(likelihood, y, mu, var, num_samples: int, max_n: int = MAX_N, log_marginal=None):
+    """Exact samples from q~(f_i) ∝ N(f_i|mu_i, var_i) p(y_i|f_i): tensor (num_samples, N) and UPSStats.
+
+    Each (sample, example) pair is its own rejection sampler: an i.i.d. sequence of proposals
+    f = mu + sqrt(n) sigma eps from h2, of which the first accepted one is the sample. The sequences are
+    drawn in vectorised rounds: round 1 gives every pair one proposal; each later round gives every pair
+    still without a sample a block of k_i proposals (k_i from the expected count l_max / E_q[p(y_i|f)];
+    `log_marginal` is log E_q[p(y_i|f)] if the caller has it, else it is computed here), and a pair takes
+    the first accepted proposal of its block. How the sequences are cut into blocks does not change
+    which proposal is the first accepted one, so the samples are exact whatever k_i is.
+    """
     y, mu, var = y.detach(), mu.detach(), var.detach().clamp_min(1e-12)
     sigma = var.sqrt()
     n = proposal_width(likelihood, y, mu, sigma, max_n)
-    log_max = likelihood.log_max(y)
+    log_max = likelihood.log_max(y).detach().expand_as(mu)
     shape = (num_samples,) + tuple(mu.shape)
-    out = torch.full(shape, float("nan"), dtype=mu.dtype, device=mu.device)
-    done = torch.zeros(shape, dtype=torch.bool, device=mu.device)
-    stats = UPSStats(samples=int(done.numel()))
+    N = mu.numel()
+    stats = UPSStats(samples=num_samples * N)
+    # log accept = log p(y|mu + spread eps) + 0.5 log n - log l_max - 0.5 (n - 1) eps^2  (= _log_accept)
     spread = torch.sqrt(n) * sigma
-    for k in range(1, rounds + 1):
-        f = mu + spread * torch.randn(shape, dtype=mu.dtype, device=mu.device)
-        accept = torch.log(torch.rand(shape, dtype=mu.dtype, device=mu.device)) < _log_accept(
-            likelihood, y, f, mu, var, n, log_max)
-        new = accept & ~done
-        out[new] = f[new]
-        stats.proposals += k * int(new.sum())
-        done |= accept
-    left = (~done).sum(0)  # per example
-    stats.fallback = int(left.sum())
-    for i in torch.nonzero(left).flatten().tolist():
-        need, got, drawn = int(left[i]), [], 0
-        chunk = max(64, 4 * need)
-        while need > 0:
-            if drawn >= MAX_PROPOSALS_PER_EXAMPLE:
-                raise RuntimeError(
-                    f"uPS: no sample after {drawn} proposals for example {i} (mu={mu[i]:.3g}, var={var[i]:.3g}, "
-                    f"y={y[i]:.3g}); acceptance E_q[p(y|f)]/l_max is too small")
-            f = mu[i] + spread[i] * torch.randn(chunk, dtype=mu.dtype, device=mu.device)
-            acc = torch.nonzero(torch.log(torch.rand(chunk, dtype=mu.dtype, device=mu.device)) < _log_accept(
-                likelihood, y[i], f, mu[i], var[i], n[i], log_max[i])).flatten()
-            take = acc[:need]
-            got.append(f[take])
-            # sequential count: proposals up to (and including) the last one taken, or the whole chunk
-            drawn += int(take[-1]) + 1 if len(take) == need else chunk
-            need -= len(take)
-        stats.proposals += rounds * int(left[i]) + drawn
-        out[~done[:, i], i] = torch.cat(got)
-    return out, stats
+    const = 0.5 * torch.log(n) - log_max
+    half_nm1 = 0.5 * (n - 1)
+    yf, muf, spf, cf, hf = (t.reshape(-1) for t in (y.expand_as(mu), mu, spread, const, half_nm1))
+
+    def log_accept(ex, eps):
+        return _log_lik(likelihood, yf[ex], muf[ex] + spf[ex] * eps) + cf[ex] - hf[ex] * eps * eps
+
+    # round 1: one proposal for every pair (broadcast over the examples, no gathers)
+    eps = torch.randn(shape, dtype=mu.dtype, device=mu.device)
+    f = mu + spread * eps
+    accept = torch.log(torch.rand_like(eps)) < _log_lik(likelihood, y, f) + const - half_nm1 * eps * eps
+    out = torch.where(accept, f, torch.full_like(f, float("nan"))).reshape(-1)
+    accept = accept.reshape(-1)
+    stats.proposals += int(accept.sum())
+    stats.rounds = 1
+    todo = torch.nonzero(~accept).flatten()  # flat pair indices l * N + i
+    stats.fallback = int(todo.numel())
+    if todo.numel() == 0:
+        return out.reshape(shape), stats
+    if log_marginal is None:
+        log_marginal = _value(likelihood, y, mu, var)
+    # expected proposals per sample, l_max / E_q[p(y|f)] >= 1 (a poor estimate only costs time)
+    expected = torch.exp(log_max - log_marginal.detach().reshape(mu.shape)).reshape(-1)
+    expected = torch.nan_to_num(expected, nan=1.0, posinf=float(MAX_PROPOSALS_PER_EXAMPLE)).clamp(1.0, 1e12)
+    drawn = torch.ones(todo.numel(), dtype=torch.long, device=mu.device)  # proposals so far, per pair
+    while todo.numel():
+        ex = todo % N
+        e = expected[ex]
+        # few pairs left: larger blocks, so that about one pair is expected to be left after the round
+        # (a round costs a fixed ~20 tensor operations, worth a few thousand proposals)
+        factor = ROUND_FACTOR
+        if float(e.sum()) * math.log(todo.numel() + 1) < SMALL_ROUND:
+            factor = max(ROUND_FACTOR, math.log(todo.numel() + 1))
+        k = torch.ceil(factor * e).long().clamp(2, MAX_ROUND_ELEMENTS)
+        total = int(k.sum())
+        if total > MAX_ROUND_ELEMENTS:  # share the round's budget (at least 1 proposal per pair)
+            k = (k * (MAX_ROUND_ELEMENTS / total)).long().clamp_min(1)
+            total = int(k.sum())
+        seg = torch.repeat_interleave(torch.arange(todo.numel(), device=mu.device), k)
+        start = torch.cumsum(k, 0) - k
+        pos = torch.arange(total, device=mu.device) - start[seg]
+        ex_seg = ex[seg]
+        eps = torch.randn(total, dtype=mu.dtype, device=mu.device)
+        acc = torch.log(torch.rand_like(eps)) < log_accept(ex_seg, eps)
+        first = torch.full((todo.numel(),), total, dtype=torch.long, device=mu.device)
+        first.scatter_reduce_(0, seg[acc], pos[acc], reduce="amin")
+        got = first < total
+        at = start[got] + first[got]
+        out[todo[got]] = muf[ex[got]] + spf[ex[got]] * eps[at]
+        stats.proposals += int((drawn[got] + first[got] + 1).sum())
+        drawn = drawn[~got] + k[~got]
+        todo = todo[~got]
+        stats.rounds += 1
+        if todo.numel() and int(drawn.max()) >= MAX_PROPOSALS_PER_EXAMPLE:
+            i = int(todo[drawn.argmax()] % N)
+            raise RuntimeError(
+                f"uPS: no sample after {int(drawn.max())} proposals for example {i} (mu={muf[i]:.3g}, "
+                f"var={var.reshape(-1)[i]:.3g}, y={yf[i]:.3g}); acceptance E_q[p(y|f)]/l_max is too small")
+    return out.reshape(shape), stats
+
+
+def _value(likelihood, y, mu, var):
+    """log E_q[p(y|f)] per point: the likelihood's closed form, else adaptive Gauss-Hermite."""
+    if hasattr(likelihood, "predictive_log_marginal"):
+        return likelihood.predictive_log_marginal(y, mu, var)
+    return gh_log_marginal(lambda yy, f: _log_lik(likelihood, yy, f), y, mu, var)
 
 
 class UPSLogMarginal(torch.autograd.Function):
@@ -147,14 +207,18 @@ class UPSLogMarginal(torch.autograd.Function):
 
 
 def ups_log_marginal(likelihood, y, mu, var, num_samples: int, max_n: int = MAX_N):
-    """Per-point log E_q[p(y|f)] whose gradient w.r.t. (mu, var) is the uPS estimate; also the stats."""
-    samples, stats = ups_sample(likelihood, y, mu, var, num_samples, max_n)
-    with torch.no_grad():
-        if hasattr(likelihood, "predictive_log_marginal"):
-            value = likelihood.predictive_log_marginal(y, mu, var)
-        else:
-            value = gh_log_marginal(lambda yy, f: _log_lik(likelihood, yy, f), y, mu, var)
-    return UPSLogMarginal.apply(mu, var, value, samples), stats
+    """Per-point log E_q[p(y|f)] whose gradient w.r.t. (mu, var) is the uPS estimate and w.r.t. the
+    likelihood's own parameters (e.g. a Student-t scale) the exact one (closed form or quadrature, with
+    mu and var held fixed); also the sampler stats."""
+    likelihood_grad = torch.is_grad_enabled() and any(p.requires_grad for p in likelihood.parameters())
+    with torch.set_grad_enabled(likelihood_grad):
+        v = _value(likelihood, y.detach(), mu.detach(), var.detach())
+    value = v.detach()
+    samples, stats = ups_sample(likelihood, y, mu, var, num_samples, max_n, log_marginal=value)
+    out = UPSLogMarginal.apply(mu, var, value, samples)
+    if likelihood_grad:
+        out = out + (v - value)  # same value; d/d(likelihood parameters) of log E_q[p(y|f)]
+    return out, stats
 
 
 class UPSPredictiveLogLikelihood(_ApproximateMarginalLogLikelihood):

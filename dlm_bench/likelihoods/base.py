@@ -48,6 +48,7 @@ class ScalarLikelihood(gpytorch.likelihoods.Likelihood, abc.ABC):
     metrics: tuple[str, ...] = ("nll",)  # metric names (evaluation/predictive.py), in run.json order
     raw_units = False  # targets normalised: nll and mse also reported in original units (`_raw`)
     point_estimate = "mean"  # which property of marginal(q_f) point_prediction(mu, var) is: mean | mode
+    log_prob_f_derivs = None  # optional (y, f) -> (d/df, d2/df2) of log p(y|f): the quadrature's Laplace centre
 
     def __init__(self):
         super().__init__()
@@ -85,7 +86,7 @@ class ScalarLikelihood(gpytorch.likelihoods.Likelihood, abc.ABC):
 
     # -- numerical versions (always available) ------------------------------------------------------
     def quadrature_log_marginal(self, y, mu, var, num_nodes: int = NUM_NODES):
-        return gh_log_marginal(self.log_prob_f, y, mu, var, num_nodes)
+        return gh_log_marginal(self.log_prob_f, y, mu, var, num_nodes, self.log_prob_f_derivs)
 
     def quadrature_expected_log_prob(self, y, mu, var, num_nodes: int = NUM_NODES):
         return gh_expected_log_prob(self.log_prob_f, y, mu, var, num_nodes)

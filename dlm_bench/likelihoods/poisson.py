@@ -50,6 +50,10 @@ class PoissonExpLikelihood(_Poisson):
     def log_prob_f(self, y, f):
         return y * f - torch.exp(f) - torch.lgamma(y + 1)
 
+    def log_prob_f_derivs(self, y, f):
+        e = torch.exp(f)
+        return y - e, -e
+
     def exact_expected_log_prob(self, y, mu, var):
         return y * mu - torch.exp(mu + var / 2) - torch.lgamma(y + 1)
 

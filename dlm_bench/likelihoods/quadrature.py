@@ -55,15 +55,16 @@ def _normal_log_pdf(f, mean, var):
 
 
 @torch.no_grad()
-def laplace_centre(log_lik: LogLik, y, mu, var, iters: int = 12) -> tuple[torch.Tensor, torch.Tensor]:
+def laplace_centre(log_lik: LogLik, y, mu, var, iters: int = 12, derivs=None) -> tuple[torch.Tensor, torch.Tensor]:
     """Mode f* and Laplace variance s^2 of N(f|mu,var) p(y|f), by damped Newton steps (derivatives of
     log p by autograd, elementwise). Non-log-concave likelihoods: where the curvature is not negative
-    the prior curvature -1/var is used, so the steps stay ascent steps."""
+    the prior curvature -1/var is used, so the steps stay ascent steps. `derivs(y, f)` -> (d/df, d2/df2) of
+    log p, if given, replaces autograd (same values, much faster)."""
     mu, var = mu.detach(), var.detach().clamp_min(1e-12)
     f = mu.clone()
     y = y.detach()
 
-    def derivs(f):
+    def autograd_derivs(f):
         with torch.enable_grad():
             f = f.clone().requires_grad_(True)
             lp = log_lik(y, f)
@@ -71,6 +72,7 @@ def laplace_centre(log_lik: LogLik, y, mu, var, iters: int = 12) -> tuple[torch.
             (h,) = torch.autograd.grad(g.sum(), f)
         return g.detach(), h.detach()
 
+    derivs = autograd_derivs if derivs is None else (lambda f, d=derivs: d(y, f))
     for _ in range(iters):
         g, h = derivs(f)
         grad = g - (f - mu) / var
@@ -83,10 +85,10 @@ def laplace_centre(log_lik: LogLik, y, mu, var, iters: int = 12) -> tuple[torch.
     return f, s2
 
 
-def gh_log_marginal(log_lik: LogLik, y, mu, var, num_nodes: int = 20) -> torch.Tensor:
+def gh_log_marginal(log_lik: LogLik, y, mu, var, num_nodes: int = 20, derivs=None) -> torch.Tensor:
     """log E_N(f|mu,var)[p(y|f)] per point (adaptive Gauss-Hermite, logsumexp)."""
     var = var.clamp_min(1e-12)
-    centre, s2 = laplace_centre(log_lik, y, mu, var)
+    centre, s2 = laplace_centre(log_lik, y, mu, var, derivs=derivs)
     x, log_w = gh_nodes(num_nodes, mu)
     f = centre.unsqueeze(-1) + torch.sqrt(2 * s2).unsqueeze(-1) * x
     # int q(f) p(y|f) df = int N(f|c,s2) [q p / N(f|c,s2)] df; GH for N(c, s2): (1/sqrt(pi)) sum w g(c + sqrt(2 s2) x)

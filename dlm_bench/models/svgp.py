@@ -35,8 +35,67 @@ class SVGP(gpytorch.models.ApproximateGP):
         return gpytorch.distributions.MultivariateNormal(self.mean_module(x), self.covar_module(x))
 
 
+class FrozenPredictive:
+    """q(f) at training inputs with the kernel, mean and Z frozen (fixed-hyperparameter runs).
+
+    GPyTorch's whitened VariationalStrategy recomputes, every iteration, K_ZZ, its Cholesky L and
+    A = L^-1 K_ZX (O(M^3 + M^2 B)), then mean = mu_X + A^T m, var = diag K_XX + jitter + colsum(A * (S - I) A).
+    With nothing but q(u) = N(m, S) trained, L is computed once per run and A once per input tensor: the
+    full-batch X is the same tensor every iteration, so A is reused; a minibatch gets its own A (from the
+    cached L). Same operations as GPyTorch's training-mode forward, so the same numbers
+    (tests/unit/test_fixed_fast_path.py)."""
+
+    def __init__(self, model):
+        self.model = model
+        self._fingerprint, self._chol = None, None
+        self._X, self._version, self._cached = None, None, None  # the input tensor A belongs to (kept alive)
+
+    def _frozen_tensors(self):
+        m = self.model
+        return [*m.covar_module.parameters(), *m.mean_module.parameters(), m.variational_strategy.inducing_points]
+
+    @torch.no_grad()
+    def _prior_terms(self, X):
+        from gpytorch.settings import _linalg_dtype_cholesky
+        from linear_operator.utils.cholesky import psd_safe_cholesky
+
+        strategy = self.model.variational_strategy
+        Z = strategy.inducing_points
+        if self._chol is None:
+            Kzz = self.model.covar_module(Z).add_jitter(strategy.jitter_val)
+            self._chol = psd_safe_cholesky(Kzz.to_dense().type(_linalg_dtype_cholesky.value()))
+        Kzx = self.model.covar_module(Z, X).to_dense()
+        A = torch.linalg.solve_triangular(self._chol.type(Kzx.dtype), Kzx, upper=False)
+        prior_var = self.model.covar_module(X, diag=True) + strategy.jitter_val
+        return self.model.mean_module(X), A, prior_var
+
+    def __call__(self, X):
+        from linear_operator.operators import DiagLinearOperator, SumLinearOperator
+
+        strategy = self.model.variational_strategy
+        strategy._clear_cache()  # q(u) is memoised per call, as in GPyTorch's training-mode __call__
+        if not strategy.variational_params_initialized.item():  # as GPyTorch's first training-mode call
+            strategy._variational_distribution.initialize_variational_distribution(strategy.prior_distribution)
+            strategy.variational_params_initialized.fill_(1)
+        # a kernel/mean/Z changed in place (load_state_dict) or moved (.to): start again
+        fingerprint = tuple((t.data_ptr(), t._version, t.dtype, t.device) for t in self._frozen_tensors())
+        if fingerprint != self._fingerprint:
+            self._fingerprint, self._chol, self._X = fingerprint, None, None
+        if X is not self._X or X._version != self._version:  # full batch: the same tensor every iteration
+            self._X, self._version, self._cached = X, X._version, self._prior_terms(X)
+        mean, A, prior_var = self._cached
+        q = strategy.variational_distribution
+        middle = SumLinearOperator(q.lazy_covariance_matrix, strategy.prior_distribution.lazy_covariance_matrix.mul(-1))
+        middle = middle.to_dense()
+        mean_update = (A.mT @ q.mean.unsqueeze(-1)).squeeze(-1)
+        var_update = torch.sum(A.mT * (A.mT @ middle), dim=-1)
+        return gpytorch.distributions.MultivariateNormal(mean + mean_update, DiagLinearOperator(prior_var + var_update))
+
+
 class SVGPBundle(ModelBundle):
     """SVGP + Gaussian likelihood + a GPyTorch approximate MLL (ELBO or log-loss DLM)."""
+
+    fast_fixed = True  # fixed-hyperparameter runs: FrozenPredictive (False: GPyTorch's path every iteration)
 
     def __init__(self, model: SVGP, likelihood, mll_cls, num_data: int, beta: float, likelihood_name="gaussian",
                  **mll_kwargs):
@@ -45,9 +104,18 @@ class SVGPBundle(ModelBundle):
         self.model, self.likelihood = model, likelihood
         self.mll = mll_cls(likelihood, model, num_data=num_data, beta=beta, **mll_kwargs)
         self.num_inducing = int(model.variational_strategy.inducing_points.shape[-2])
+        self._frozen = None  # FrozenPredictive once the hyperparameters are adopted and frozen
 
     def loss(self, X, y):
+        if (self._frozen is not None and self.fast_fixed and self.training and X.shape[-2] > self.num_inducing
+                and self._frozen_still()):
+            return -self.mll(self._frozen(X), y)
         return -self.mll(self.model(X), y)
+
+    def _frozen_still(self) -> bool:
+        """Nothing but q(u) trainable, and a whitened VariationalStrategy with more data than Z (GPyTorch's
+        diagonal training path, which FrozenPredictive reproduces)."""
+        return not any(p.requires_grad for n, p in self.named_parameters() if not _is_variational(n))
 
     def predict_f(self, X):
         return predict_f(self.model, X)
@@ -68,6 +136,8 @@ class SVGPBundle(ModelBundle):
         self.likelihood.load_state_dict(pretrained.likelihood.state_dict())
         for name, p in self.named_parameters():
             p.requires_grad_(_is_variational(name))
+        if type(self.model.variational_strategy) is gpytorch.variational.VariationalStrategy:
+            self._frozen = FrozenPredictive(self.model)
 
 
 def _is_variational(name: str) -> bool:

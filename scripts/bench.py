@@ -1,0 +1,63 @@
+"""`make bench`: every benchmark, then one line per ratio (issue 16 targets). Offline: synthetic data,
+shipped boston, and abalone/twonorm only if available without a download (else generated; see
+scripts/bench_ups.py). Details of each benchmark first, the summary last. docs/performance.md explains
+the lines. In-process benchmarks run single threaded (torch.set_num_threads(1)) unless --threads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import torch  # noqa: E402
+
+import bench_fixed  # noqa: E402
+import bench_threads  # noqa: E402
+import bench_trainer  # noqa: E402
+import bench_ups  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--quick", action="store_true", help="fewer repeats (noisier)")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    q = args.quick
+    t0 = time.perf_counter()
+    print(f"== machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} (1 min), "
+          f"torch {torch.__version__}, in-process benchmarks with {args.threads} thread(s)", flush=True)
+    print("== Trainer vs bare GPyTorch", flush=True)
+    trainer_ratio = bench_trainer.main(["--rounds", "3" if q else "5"])
+    print("== uPS vs bMC", flush=True)
+    ups = bench_ups.main(["--threads", str(args.threads), "--iters", "10" if q else "20",
+                          "--reps", "4" if q else "10"])
+    print("== fixed-hyperparameter path vs joint path", flush=True)
+    fixed_ratio, _ = bench_fixed.main(["--rounds", "3" if q else "5"])
+    print("== thread count", flush=True)
+    thread_ratio, cores = bench_threads.main(["--repeats", "2" if q else "3"])
+    torch.set_num_threads(args.threads)
+
+    def verdict(ok):
+        return "met" if ok else "NOT met"
+
+    print(f"== summary (one line per ratio; {time.perf_counter() - t0:.0f} s; load average now "
+          f"{os.getloadavg()[0]:.2f})")
+    print(f"Trainer / bare GPyTorch (ms/iteration)           {trainer_ratio:6.3f}   target <= 1.05: "
+          f"{verdict(trainer_ratio <= 1.05)}")
+    for dataset, (r, source) in ups.items():
+        print(f"uPS-10 / bMC-10 per iteration, {dataset:8s}         {r:6.2f}   target <= 3: {verdict(r <= 3)}"
+              f"   ({source})")
+    print(f"fixed path / joint path per iteration            {fixed_ratio:6.2f}   target <= 0.6: "
+          f"{verdict(fixed_ratio <= 0.6)}")
+    print(f"1-thread / {cores}-thread wall, default run           {thread_ratio:6.2f}   (< 1: one thread is faster; "
+          f"dlm_bench/threads.py picks 1 here)")
+
+
+if __name__ == "__main__":
+    main()
