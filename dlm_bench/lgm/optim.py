@@ -91,7 +91,8 @@ def _state(model: LGM, m, cov: Cov):
 
 
 def fit_fp(model: LGM, m0, cov0: Cov, variant: str = "fpi", stop: StopRule = StopRule(),
-           fpb_inner: int = 100, cycle_tol: float = 1e-9, clock=None) -> OptResult:
+           fpb_inner: int = 100, cycle_tol: float = 1e-9, clock=None, on_iter=None) -> OptResult:
+    """on_iter(m, cov): called after every outer iteration (tests: positive definiteness along the run)."""
     clock = clock or _Clock()
     m, cov = m0.clone(), cov0
     s, F, gm = _state(model, m, cov)
@@ -153,6 +154,8 @@ def fit_fp(model: LGM, m0, cov0: Cov, variant: str = "fpi", stop: StopRule = Sto
         s, F, gm = _state(model, m, cov)
         g_inf = max(float(gm.abs().max()), res)
         trace.append(clock.row(k, -F, g_inf, step))
+        if on_iter is not None:
+            on_iter(m, cov)
         if not np.isfinite(F):
             reason = "diverged"
             break

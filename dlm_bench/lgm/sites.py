@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.special
 import torch
 from torch.nn.functional import logsigmoid
 
@@ -91,9 +92,9 @@ class QuadratureSite(Site):
     def __init__(self, num_nodes: int = 20):
         if num_nodes < 2:
             raise ConfigError(f"lgm.quadrature_nodes must be >= 2, got {num_nodes}")
-        x, w = np.polynomial.hermite_e.hermegauss(num_nodes)  # probabilists' Hermite: weight exp(-x^2/2)
+        x, w = scipy.special.roots_hermitenorm(num_nodes)  # probabilists' Hermite, weight exp(-x^2/2)
         self.x = torch.as_tensor(x, dtype=torch.float64)
-        self.w = torch.as_tensor(w / math.sqrt(2 * math.pi), dtype=torch.float64)
+        self.w = torch.as_tensor(w / w.sum(), dtype=torch.float64)
         self.num_nodes = num_nodes
 
     def log_phi(self, y, f):  # pragma: no cover - abstract
