@@ -13,6 +13,7 @@ from omegaconf import DictConfig, read_write
 from .config import Hyperparameters, MeanFunction
 from .errors import ConfigError
 from .estimators import ESTIMATORS, SAMPLING
+from .lgm import LGM_MODELS
 from .models import MODELS, ModelBundle, build_sq_dlm
 from .objectives import OBJECTIVES
 from .train import TrainResult
@@ -32,6 +33,8 @@ def objective_label(cfg: DictConfig) -> str:
 
 def check_method(cfg: DictConfig) -> None:
     model, objective, estimator = cfg.model.name, cfg.objective.name, cfg.estimator.name
+    if model in LGM_MODELS:  # Sheth & Khardon (2016): validated by dlm_bench/lgm/run.py (lgm.* settings)
+        return
     fixed = cfg.objective.hyperparameters is Hyperparameters.fixed
     if model not in MODELS:
         raise ConfigError(f"unknown model.name {model!r}; valid choices: {', '.join(MODELS)}")

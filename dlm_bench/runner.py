@@ -25,6 +25,8 @@ from .task_defaults import resolve_task_defaults
 from .pac.evaluation import pac_metrics, write_predictive_1d
 from .results import RunRecord, env_info, write_curve_csv, write_run_json
 from .train import TrainResult, Trainer
+from .lgm import LGM_MODELS
+from .lgm.run import execute_lgm
 
 
 def seed_everything(seed: int) -> None:
@@ -73,12 +75,15 @@ def run_name(cfg: DictConfig) -> str:
     d.get("trainer", {}).pop("progress", None)
     if d.get("paper") != "pac" and d.get("objective", {}).get("name") not in methods.PAC_OBJECTIVES:
         d.pop("pac", None)  # PAC settings change nothing else: keep other papers' run names as they were
+    if cfg.model.name not in LGM_MODELS:
+        d.pop("lgm", None)  # likewise the LGM settings (model=lgm_*)
     if d["objective"].get("beta_index") is not None:
         d["objective"].pop("beta", None)  # beta is derived from the index
     digest = hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:8]
     k = cfg.objective.beta_index
     beta = f"beta{cfg.objective.beta:g}" if k is None else f"betaidx{k}"
-    name = f"{cfg.dataset.name}_{cfg.model.name}_{methods.objective_label(cfg)}_{beta}_seed{cfg.seed}_{digest}"
+    label = cfg.lgm.optimizer if cfg.model.name in LGM_MODELS else methods.objective_label(cfg)
+    name = f"{cfg.dataset.name}_{cfg.model.name}_{label}_{beta}_seed{cfg.seed}_{digest}"
     return re.sub(r"[^A-Za-z0-9_.+-]", "-", name)
 
 
@@ -171,6 +176,8 @@ def failure_record(cfg: DictConfig, err: BaseException) -> tuple[RunRecord, Path
 def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
     """Run one configuration and write its run directory. Never raises for a failure inside the run:
     the record says `failed` (with the error) or `diverged`; config and data errors do raise."""
+    if cfg.model.name in LGM_MODELS:  # Sheth & Khardon (2016) VLB optimisers: their own path (dlm_bench/lgm)
+        return execute_lgm(cfg)
     apply_beta_grid_flag(cfg.objective)
     resolve_task_defaults(cfg)
     check_config(cfg)
