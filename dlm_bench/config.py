@@ -164,7 +164,8 @@ class LgmConfig:
 
     optimizer: str = "fpi"  # grad | fpb | fpi | fpi_mean
     likelihood: Optional[str] = None  # gaussian | poisson | laplace | logistic | probit | student_t; null: by task
-    prior_var: float = 0.1  # GLM: Sigma = prior_var I (paper L197; flares 0.001)
+    real_likelihood: str = "gaussian"  # likelihood: null on a regression task (counts: poisson, binary: logistic)
+    prior_var: Optional[float] = None  # GLM: Sigma = prior_var I; null: 0.1, flares 0.001 (paper L197)
     init_var: Optional[float] = None  # V0 = init_var I; null: 0.1 for counts, 1 otherwise (paper L199)
     subsample: Optional[int] = None  # random rows (GP panels: 500)
     num_inducing: int = 100  # lgm_sparse: random fixed inducing inputs

@@ -18,6 +18,7 @@ from .optim import OPTIMIZERS, StopRule, optimise
 from .sites import SITES, make_site
 
 KIND = {"lgm_glm": "glm", "lgm_gp": "gp", "lgm_sparse": "sparse_gp"}
+PRIOR_VAR = {"flares": 0.001}  # GLM prior variance, paper L197 (0.1 otherwise)
 DEFAULT_LIKELIHOOD = {"regression": "gaussian", "count": "poisson", "binary": "logistic"}
 
 
@@ -31,7 +32,7 @@ def check_lgm(cfg: DictConfig, task: str) -> str:
     c = cfg.lgm
     if c.optimizer not in OPTIMIZERS:
         raise ConfigError(f"unknown lgm.optimizer {c.optimizer!r}; valid choices: {', '.join(OPTIMIZERS)}")
-    lik = c.likelihood or DEFAULT_LIKELIHOOD.get(task)
+    lik = c.likelihood or (c.real_likelihood if task == "regression" else DEFAULT_LIKELIHOOD.get(task))
     if lik is None:
         raise ConfigError(f"dataset {cfg.dataset.name!r} is a {task} task; set lgm.likelihood "
                           f"({', '.join(SITES)})")
@@ -40,7 +41,9 @@ def check_lgm(cfg: DictConfig, task: str) -> str:
     if lik in ("logistic", "probit") and task != "binary" or lik == "poisson" and task != "count" \
             or lik in hyper.REAL and task != "regression":
         raise ConfigError(f"lgm.likelihood={lik} does not fit dataset {cfg.dataset.name!r} ({task} task)")
-    for key in ("prior_var", "quadrature_nodes", "max_iters", "num_inducing", "hyper_points"):
+    if c.prior_var is not None and not c.prior_var > 0:
+        raise ConfigError(f"lgm.prior_var must be > 0 or null, got {c.prior_var}")
+    for key in ("quadrature_nodes", "max_iters", "num_inducing", "hyper_points"):
         if not c[key] > 0:
             raise ConfigError(f"lgm.{key} must be > 0, got {c[key]}")
     if c.subsample is not None and c.subsample < 2:
@@ -70,7 +73,7 @@ def build(cfg: DictConfig, lik: str, X, y, rng):
     """The model with hyperparameters estimated on lgm.hyper_points random points (then frozen)."""
     c = cfg.lgm
     kind = KIND[cfg.model.name]
-    prior_var = float(c.prior_var)
+    prior_var = float(c.prior_var if c.prior_var is not None else PRIOR_VAR.get(cfg.dataset.name, 0.1))
     h_idx = rng.choice(X.shape[0], min(c.hyper_points, X.shape[0]), replace=False)
     site0 = make_site(lik, c.quadrature_nodes)
     hyp = hyper.estimate(kind, lik, X[h_idx], y[h_idx], site0, prior_var)

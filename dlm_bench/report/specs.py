@@ -39,6 +39,7 @@ class CurveSpec:
     methods: tuple[MethodSpec, ...] = ()
     x: str = "iteration"
     title: str = ""
+    yscale: str = "linear"  # log: the FP paper's GP panels (log(-VLB))
 
 
 @dataclass(frozen=True)
@@ -270,7 +271,24 @@ PAC_TABLE3_SPECS = (  # l_exp loss, M = 500 (no published values transcribed: Ap
     TableSpec("table3", by=("dataset", "ard", "num_inducing", "pac_loss"), metrics=PAC_METRICS, methods=PAC_SPARSE_METHODS),
 )
 
+def _fp_specs(fig: str, title: str, yscale: str) -> tuple:
+    """Sheth & Khardon (2016): -VLB vs process CPU seconds, one panel per dataset, one line per optimiser."""
+    methods = tuple(MethodSpec(label, (("objective", opt),)) for label, opt in
+                    (("GRAD", "grad"), ("FPb", "fpb"), ("FPi", "fpi"), ("FPi + FP-mean", "fpi_mean")))
+    return (CurveSpec(fig, metric="objective", x="cpu_s", methods=methods, title=title, yscale=yscale),
+            TableSpec(f"{fig}_final", by=("dataset",), metrics=("vlb", "train_iterations", "train_cpu_s"), methods=methods))
+
+
+FP_SPECS = {
+    "fp_fig2": _fp_specs("fig2", "Sheth & Khardon (2016) Fig. 2: GLM, -VLB vs CPU s", "linear"),
+    "fp_fig3": _fp_specs("fig3", "Fig. 3: full GP, -VLB (log) vs CPU s", "log"),
+    "fp_fig4": _fp_specs("fig4", "Fig. 4: sparse GP, Laplace, M = 100, -VLB (log) vs CPU s", "log"),
+    "fp_fig5": _fp_specs("fig5", "Fig. 5: GP Student-t, -VLB (log) vs CPU s", "log"),
+}
+FP_SPECS.update({f"{k}_smoke": v for k, v in list(FP_SPECS.items())})
+
 SPECS: dict[str, tuple] = {
+    **FP_SPECS,
     "dlm_airline": AIRLINE_SPECS, "dlm_airline_smoke": AIRLINE_SPECS,
     "dlm_samplers_airline": SAMPLER_AIRLINE_SPECS, "dlm_samplers_airline_smoke": SAMPLER_AIRLINE_SPECS,
     "dlm_samplers_count": SAMPLER_COUNT_SPECS, "dlm_samplers_count_smoke": SAMPLER_COUNT_SPECS,
