@@ -287,3 +287,19 @@ def test_student_t_clipping_keeps_V_positive_definite():
     res = fit_fp(model, torch.zeros(40), model.prior_cov(), "fpi", StopRule(max_iters=200), on_iter=check)
     assert seen["neg"], "no negative gamma along the run: the test would not exercise clipping"
     assert seen["min_eig"] > 0 and np.isfinite(res.vlb)
+
+
+def test_fig1_sign_map_conditions():
+    """Remark 1: Poisson gamma = exp(m + v/2) increases in v everywhere (Condition 2a); logistic gamma =
+    E[sigma(f) sigma(-f)] decreases in v at m = 0 (mass moves away from the peak of sigma sigma') and increases
+    far out in the tail, so both signs occur (Fig. 1(a))."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("fp_fig1", Path(__file__).resolve().parents[2] / "scripts/fp_fig1.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    m, v = np.linspace(-5, 2, 15), np.linspace(1e-3, 10, 15)
+    assert (mod.sign_map(make_site("poisson"), 3.0, m, v) > 0).all()
+    S = mod.sign_map(make_site("logistic", num_nodes=200), 1.0, np.array([0.0, 15.0]), np.array([1.0, 4.0]))
+    assert (S[:, 0] < 0).all() and (S[:, 1] > 0).all()
