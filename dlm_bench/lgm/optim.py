@@ -160,7 +160,8 @@ def fit_fp(model: LGM, m0, cov0: Cov, variant: str = "fpi", stop: StopRule = Sto
             reason = "diverged"
             break
         if g_inf <= stop.grad_tol:
-            reason, converged = "grad_tol", True
+            # with gamma clipped (Student-t) a fixed point of T is not a stationary point of the VLB in V
+            reason, converged = "grad_m_and_fp_residual_tol", True
             break
         if abs(F_prev - F) <= stop.f_tol:
             reason, converged = "f_tol", True
