@@ -303,3 +303,25 @@ def test_fig1_sign_map_conditions():
     assert (mod.sign_map(make_site("poisson"), 3.0, m, v) > 0).all()
     S = mod.sign_map(make_site("logistic", num_nodes=200), 1.0, np.array([0.0, 15.0]), np.array([1.0, 4.0]))
     assert (S[:, 0] < 0).all() and (S[:, 1] > 0).all()
+
+
+def test_fpb_detects_a_two_cycle():
+    """An operator that alternates between two covariances (a 2-cycle, Theorem 1) must end FPb's inner loop at
+    once and be counted, where upstream's step-ratio test (ratio ~ 1) ran all 100 inner steps."""
+    from dlm_bench.lgm.model import LGM
+
+    model, _ = _poisson_glm()
+    A, B = Cov.from_chol(0.3 * torch.eye(5)), Cov.from_chol(0.5 * torch.eye(5))
+
+    class Cycling(LGM):
+        calls = 0
+
+        def fixed_point_update(self, gamma):
+            Cycling.calls += 1
+            return A if Cycling.calls % 2 else B
+
+    cyc = Cycling(model.y, model.site, model.mu, model.L_S, model.D)
+    res = fit_fp(cyc, torch.zeros(5), model.prior_cov(), "fpb", StopRule(max_iters=3))
+    fp_steps = [r for r in res.trace if r["step"] == "fp"]
+    assert res.cycles == res.iterations and len(fp_steps) <= 3 * res.iterations
+    assert cyc.vlb(res.m, res.cov) == pytest.approx(max(cyc.vlb(res.m, A), cyc.vlb(res.m, B)))
