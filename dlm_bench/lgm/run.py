@@ -95,7 +95,6 @@ def execute_lgm(cfg: DictConfig):
 
     seed_everything(cfg.seed)
     ds, lik, X, y, rng = prepare(cfg)
-    torch.set_default_dtype(torch.float64)
     model, hyp = build(cfg, lik, X, y, rng)
     c = cfg.lgm
     v0 = c.init_var if c.init_var is not None else (0.1 if lik == "poisson" else 1.0)  # paper L199

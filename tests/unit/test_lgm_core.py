@@ -10,8 +10,16 @@ import torch
 from dlm_bench.lgm import Cov, full_gp, glm, make_site, optimise, sparse_gp, StopRule
 from dlm_bench.lgm.optim import fit_fp
 
-torch.set_default_dtype(torch.float64)
 DT = torch.float64
+
+
+@pytest.fixture(autouse=True)
+def _float64_default():
+    """float64 for the tensors the tests create; restored so other test modules keep torch's default."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(DT)
+    yield
+    torch.set_default_dtype(old)
 
 
 def _gauss_ref(logp, m, v, n=1000):
