@@ -29,6 +29,8 @@ class ModelSpec:
     zero_mean_only: bool = False
     pac_evaluable: bool = False  # KL(Q||P) in closed form: the PAC-Bayes evaluation applies
     trained_on: str = ""  # for messages: "a PAC-Bayes bound"
+    label: Optional[Callable] = None  # (cfg) -> the objective label in run names and run.json (default: own_objective)
+    config_section: Optional[str] = None  # a top-level config section only this model reads (hashed only for it)
     description: str = ""
 
 
@@ -87,7 +89,18 @@ def objective_label(cfg: DictConfig) -> str:
     from .models import MODELS
 
     spec = MODELS.get(cfg.model.name)
+    if spec is not None and spec.label is not None:
+        return spec.label(cfg)
     return (spec.own_objective if spec and spec.own_objective else None) or cfg.objective.name
+
+
+def unused_sections(cfg: DictConfig) -> set[str]:
+    """Config sections owned by models other than the one that runs (left out of its run name)."""
+    from .models import MODELS
+
+    spec = MODELS.get(cfg.model.name)
+    own = spec.config_section if spec is not None else None
+    return {s.config_section for s in MODELS.values() if s.config_section and s.config_section != own}
 
 
 def method_label(model: str, objective: str, hyperparameters: str | None, estimator: str | None) -> str:

@@ -172,6 +172,25 @@ class EvalConfig:
 
 
 @dataclass
+class LgmConfig:
+    """Extended-LGM runs (model=lgm_glm|lgm_gp|lgm_sparse; Sheth & Khardon 2016, dlm_bench/lgm)."""
+
+    optimizer: str = "fpi"  # grad | fpb | fpi | fpi_mean
+    likelihood: Optional[str] = None  # gaussian | poisson | laplace | logistic | probit | student_t; null: by task
+    real_likelihood: str = "gaussian"  # likelihood: null on a regression task (counts: poisson, binary: logistic)
+    prior_var: Optional[float] = None  # GLM: Sigma = prior_var I; null: 0.1, flares 0.001 (paper L197)
+    init_var: Optional[float] = None  # V0 = init_var I; null: 0.1 for counts, 1 otherwise (paper L199)
+    subsample: Optional[int] = None  # random rows (GP panels: 500)
+    num_inducing: int = 100  # lgm_sparse: random fixed inducing inputs
+    hyper_points: int = 200  # random points for the hyperparameter estimate
+    quadrature_nodes: int = 20  # Gauss-Hermite nodes (logistic, probit, Student-t)
+    jitter: float = 1e-8  # relative to the outputscale, on K / K_uu
+    grad_tol: float = 1e-5
+    f_tol: float = 1e-9
+    max_iters: int = 500
+
+
+@dataclass
 class LauncherConfig:
     """How `dlm-bench sweep` runs its jobs (ignored by `dlm-bench run`)."""
 
@@ -206,6 +225,7 @@ class Config:
     resume: ResumeConfig = field(default_factory=ResumeConfig)
     pac: PacConfig = field(default_factory=PacConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    lgm: LgmConfig = field(default_factory=LgmConfig)
     paper: str = "dlm"
     experiment: str = "default"
     report: Optional[str] = None  # the report spec (dlm_bench/report/specs.py) an experiment's runs are drawn with

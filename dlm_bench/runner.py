@@ -16,7 +16,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from . import data, methods
-from .capabilities import objective_label, pac_evaluation
+from .capabilities import check_combination, objective_label, pac_evaluation, unused_sections
 from .beta import OutsideBetaGrid, apply_beta_grid_flag, resolve_beta
 from .config import Hyperparameters
 from .errors import ConfigError
@@ -25,6 +25,7 @@ from .evaluation import predictive_metrics
 from .task_defaults import resolve_task_defaults
 from .threads import apply_threads
 from .pac.evaluation import pac_metrics, write_predictive_1d
+from .models import MODELS
 from .results import RunRecord, env_info, write_curve_csv, write_run_json
 from .train import TrainResult, Trainer
 from .validation import check_writable, validate
@@ -78,6 +79,8 @@ def run_name(cfg: DictConfig, resolve: bool = True) -> str:
     d.pop("eval", None)  # what is evaluated shows in whether the pac settings are hashed
     if not pac_evaluation(cfg):
         d.pop("pac", None)  # PAC settings change nothing else: keep other papers' run names as they were
+    for section in unused_sections(cfg):
+        d.pop(section, None)  # likewise a model's own settings (lgm.*) for every other model
     if d["objective"].get("beta_index") is not None:
         d["objective"].pop("beta", None)  # beta is derived from the index
     if d.get("dataset", {}).get("name") == "csv":  # the user's file: an edited file is a new run
@@ -188,6 +191,12 @@ def failure_record(cfg: DictConfig, err: BaseException) -> tuple[RunRecord, Path
 def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
     """Run one configuration and write its run directory. Never raises for a failure inside the run:
     the record says `failed` (with the error) or `diverged`; config and data errors do raise."""
+    spec = MODELS.get(cfg.model.name)
+    if spec is not None and spec.execute is not None:  # a model with its own fit loop (the LGM optimisers)
+        validate(cfg, _job_overrides())
+        check_combination(cfg)
+        check_writable(run_dir_for(cfg).parent)
+        return spec.execute(cfg)
     apply_beta_grid_flag(cfg.objective)
     resolve_task_defaults(cfg)
     check_config(cfg)

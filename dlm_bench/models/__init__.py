@@ -15,6 +15,7 @@ from .sq_dlm import SqDLMBundle, build_sq_dlm
 from .svgp import SVGP, SVGPBundle, build_svgp
 
 from ..capabilities import ModelSpec
+from ..lgm.run import execute_lgm
 
 _PAC = ("pac_kl", "pac_sqrt")
 MODELS = {s.name: s for s in (
@@ -33,6 +34,10 @@ MODELS = {s.name: s for s in (
               pac_evaluable=True, trained_on="a PAC-Bayes bound", description="full PAC-GP (Reeb et al. 2018)"),
     ModelSpec("pac_sgp", _PAC, build=build_pac_sgp, gaussian_only=True, full_batch_only=True, zero_mean_only=True,
               pac_evaluable=True, trained_on="a PAC-Bayes bound", description="sparse PAC-SGP (Reeb et al. 2018)"),
+    # Sheth & Khardon (2016): the extended LGM optimised by GRAD / FPb / FPi (lgm.*), with its own fit loop
+    *(ModelSpec(name, ("elbo",), execute=execute_lgm, own_objective="vlb", label=lambda cfg: cfg.lgm.optimizer,
+                config_section="lgm", description=f"extended LGM, {kind} (dlm_bench/lgm)")
+      for name, kind in (("lgm_glm", "GLM"), ("lgm_gp", "full GP"), ("lgm_sparse", "sparse GP, fixed inducing inputs"))),
 )}
 
 __all__ = [

@@ -80,6 +80,7 @@ def make_curve_figure(df: pd.DataFrame, spec):
                             color=line.get_color(), alpha=0.2)
         ax.set_xlabel(spec.x)
         ax.set_ylabel(spec.metric)
+        ax.set_yscale(getattr(spec, "yscale", "linear"))
         ax.set_title(ds)
         ax.grid(alpha=0.3)
         if j == 0 and ax.get_legend_handles_labels()[0]:

@@ -39,6 +39,7 @@ class CurveSpec:
     methods: tuple[MethodSpec, ...] = ()
     x: str = "iteration"
     title: str = ""
+    yscale: str = "linear"  # log: the FP paper's GP panels (log(-VLB))
 
 
 @dataclass(frozen=True)
@@ -266,7 +267,25 @@ PAC_TABLE3_SPECS = (  # l_exp loss, M = 500 (no published values transcribed: Ap
     TableSpec("table3", by=("dataset", "ard", "num_inducing", "pac_loss"), metrics=PAC_METRICS, methods=PAC_SPARSE_METHODS),
 )
 
+def _fp_specs(fig: str, title: str, yscale: str) -> tuple:
+    """Sheth & Khardon (2016): -VLB vs process CPU seconds, one panel per dataset, one line per optimiser."""
+    methods = tuple(MethodSpec(label, (("objective", opt),)) for label, opt in
+                    (("GRAD", "grad"), ("FPb", "fpb"), ("FPi", "fpi"), ("FPi + FP-mean", "fpi_mean")))
+    return (CurveSpec(fig, metric="objective", x="cpu_s", methods=methods, title=title, yscale=yscale),
+            TableSpec(f"{fig}_final", by=("dataset",), metrics=("vlb", "train_iterations", "train_cpu_s"), methods=methods))
+
+
+FP_SPECS = {
+    "fp_fig2": _fp_specs("fig2", "Sheth & Khardon (2016) Fig. 2: GLM, -VLB (log; the paper: linear) vs CPU s", "log"),
+    "fp_fig3": _fp_specs("fig3", "Fig. 3: full GP, -VLB (log) vs CPU s", "log"),
+    "fp_fig4": _fp_specs("fig4", "Fig. 4: sparse GP, Laplace, M = 100, -VLB (log) vs CPU s", "log"),
+    "fp_fig5": _fp_specs("fig5", "Fig. 5: GP Student-t, -VLB (log) vs CPU s", "log"),
+    "fp_supp3": _fp_specs("supp3", "Supplement Fig. 3: GRAD / FPb / FPi / FPi + FP-mean, -VLB (log) vs CPU s", "log"),
+    "fp_supp4": _fp_specs("supp4", "Supplement Fig. 4: GLM, -VLB (log; the paper: linear) vs CPU s", "log"),
+}
+
 SPECS: dict[str, tuple] = {  # report spec name (an experiment's `report:` key) -> its tables and figures
+    **FP_SPECS,
     "dlm_airline": AIRLINE_SPECS,
     "dlm_samplers_airline": SAMPLER_AIRLINE_SPECS,
     "dlm_samplers_count": SAMPLER_COUNT_SPECS,
