@@ -78,7 +78,7 @@ def test_warped_nlpd_vs_numerical_change_of_variables(name):
     lo, hi = centre[0] - 2, centre[-1] + 2
     assert integrate.quad(dens, lo, hi, points=centre, limit=400)[0] == pytest.approx(1.0, abs=1e-6)
     mean = integrate.quad(lambda yy: yy * dens(yy), lo, hi, points=centre, limit=400)[0]
-    assert lik.predict_mean(b, v).item() == pytest.approx(mean, abs=1e-6)
+    assert lik.predict_mean(b, v).item() == pytest.approx(mean, abs=1e-5)  # 60-node Gauss-Hermite
 
 
 def test_unknown_likelihood_is_config_error():

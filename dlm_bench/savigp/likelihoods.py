@@ -111,7 +111,7 @@ class WarpedGaussian(SavigpLikelihood):
         v = var[..., 0] + self.sigma2
         return self.log_dt(y) - 0.5 * (LOG_2PI + v.log() + (self.t(y) - b[..., 0]) ** 2 / v)
 
-    def predict_mean(self, b, var, n_gh: int = 30):
+    def predict_mean(self, b, var, n_gh: int = 60):
         """E[y*] = E[t^{-1}(z)], z ~ N(b, var + sigma^2), by Gauss-Hermite."""
         nodes, weights = np.polynomial.hermite_e.hermegauss(n_gh)
         x = torch.as_tensor(nodes, dtype=b.dtype)
