@@ -32,6 +32,8 @@ def objective_label(cfg: DictConfig) -> str:
 
 def check_method(cfg: DictConfig) -> None:
     model, objective, estimator = cfg.model.name, cfg.objective.name, cfg.estimator.name
+    if model == "savigp":  # validated by dlm_bench/savigp/run.py:check_savigp
+        return
     fixed = cfg.objective.hyperparameters is Hyperparameters.fixed
     if model not in MODELS:
         raise ConfigError(f"unknown model.name {model!r}; valid choices: {', '.join(MODELS)}")

@@ -73,6 +73,8 @@ def run_name(cfg: DictConfig) -> str:
     d.get("trainer", {}).pop("progress", None)
     if d.get("paper") != "pac" and d.get("objective", {}).get("name") not in methods.PAC_OBJECTIVES:
         d.pop("pac", None)  # PAC settings change nothing else: keep other papers' run names as they were
+    if d.get("model", {}).get("name") != "savigp":
+        d.pop("savigp", None)  # likewise for the SAVIGP settings
     if d["objective"].get("beta_index") is not None:
         d["objective"].pop("beta", None)  # beta is derived from the index
     digest = hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:8]
@@ -171,6 +173,10 @@ def failure_record(cfg: DictConfig, err: BaseException) -> tuple[RunRecord, Path
 def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
     """Run one configuration and write its run directory. Never raises for a failure inside the run:
     the record says `failed` (with the error) or `diverged`; config and data errors do raise."""
+    if cfg.model.name == "savigp":  # own model, fit and metrics (dlm_bench/savigp)
+        from .savigp.run import execute_savigp
+
+        return execute_savigp(cfg)
     apply_beta_grid_flag(cfg.objective)
     resolve_task_defaults(cfg)
     check_config(cfg)

@@ -218,11 +218,18 @@ class Savigp(nn.Module):
             g, h = g[:, c:], h[:, c:]
         return ((g - a) * h).mean(1)
 
-    def elbo(self, X, y, eps):
-        """(value, surrogate): value is the ELBO estimate, surrogate has the estimator's gradient."""
+    def elbo(self, X, y, eps, chunk: int | None = None):
+        """(value, surrogate): value is the ELBO estimate, surrogate has the estimator's gradient. chunk: evaluate
+        L_ell over blocks of that many points (bounds the (K, S, chunk, Q) sample arrays' memory)."""
         Ls = self.kzz_chol()
         fixed = self.cross(Ls) + self.entropy()
-        v, sur = self.ell(X, y, eps, Ls)
+        N = X.shape[0]
+        step = chunk or N
+        v, sur = 0.0, 0.0
+        for i in range(0, N, step):
+            sl = slice(i, i + step)
+            vi, si = self.ell(X[sl], y[sl], None if eps is None else eps[:, sl], Ls)
+            v, sur = v + vi, sur + si
         return fixed + v.detach(), fixed + sur
 
     def draw_eps(self, S, N, generator=None):
