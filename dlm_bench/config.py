@@ -179,6 +179,7 @@ class SavigpConfig:
     offset: float = 1.0  # lgcp: exposure of each bin
     transform: str = "none"  # target transform: none | center | minmax (NLPD reported in raw units)
     ard: bool = False
+    x_scale: float = 1.0  # inputs multiplied by this after the protocol's normalisation (MNIST: 1/255, pixels in [0, 1])
     latent_noise: float = 1.0e-3  # white noise on every kernel (upstream)
     lengthscale_init: float = 1.0
     variance_init: float = 1.0

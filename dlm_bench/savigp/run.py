@@ -171,7 +171,7 @@ def execute_savigp(cfg: DictConfig):
     seed_everything(cfg.seed)
     prep = prepare_data(cfg, device, torch.float64)  # X normalised per protocol.normalize_x; y taken raw below
     ds, split = prep.dataset, prep.split
-    Xtr, Xte = prep.tensors["train"][0], prep.tensors["test"][0]
+    Xtr, Xte = prep.tensors["train"][0] * s.x_scale, prep.tensors["test"][0] * s.x_scale
     ytr_raw, yte_raw = (torch.as_tensor(ds.y[getattr(split, p)], dtype=torch.float64, device=device) for p in ("train", "test"))
     task = ds.task
     expected = {"regression": ("gaussian", "warp"), "multiclass": ("softmax",), "binary": ("logistic",), "count": ("lgcp",)}
