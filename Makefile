@@ -65,6 +65,14 @@ reproduce-%: $(STAMP)  ## sweep one experiment config (SMOKE=1: its _smoke varia
 	$(VENV)/bin/dlm-bench sweep experiment=$$exp launcher=$(LAUNCHER) results_dir=$(RESULTS) $(ARGS) && \
 	$(VENV)/bin/dlm-bench report $(RESULTS)/$$exp
 
+# SAVIGP (Dezfouli & Bonilla 2015): same sweep, then its own report (box plots, error bars; dlm_bench/savigp/report.py)
+reproduce-savigp-%: $(STAMP)
+	@exp=savigp_$$(echo $* | tr - _); \
+	if [ -n "$(SMOKE)" ] && [ -f conf/experiment/$${exp}_smoke.yaml ]; then exp=$${exp}_smoke; fi; \
+	test -f conf/experiment/$$exp.yaml || { echo "no experiment config conf/experiment/$$exp.yaml (make experiments lists them)"; exit 2; }; \
+	$(VENV)/bin/dlm-bench sweep experiment=$$exp launcher=$(LAUNCHER) results_dir=$(RESULTS) $(ARGS) && \
+	$(PY) -m dlm_bench.savigp.report $(RESULTS)/$$exp
+
 # App. F of the PAC-GP paper trains on a synthetic GP data set, written once before its sweep.
 PAC_APPF_DATA := results/pac_appF_data/gp_synthetic_d3.csv
 reproduce-pac-appF: $(PAC_APPF_DATA)
