@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from dlm_bench.cli import compose_config
+from dlm_bench.errors import ConfigError
 from dlm_bench.runner import execute, run_name
 from dlm_bench.savigp import report
 from tests.conftest import cli_command
@@ -58,13 +59,20 @@ def test_usps_softmax_run(offline):
     assert 0 <= m["test_err"] < 0.6 and m["test_err_ci95"] > 0 and np.isfinite(m["test_nlp"])
 
 
-@pytest.mark.parametrize("override,message", [
-    ("savigp.posterior=full", "savigp.posterior"),
-    ("savigp.likelihood=softmax", "does not fit dataset"),
-    ("savigp.sparsity_factor=1.5", "savigp.sparsity_factor"),
-])
-def test_bad_input_one_line_exit_2(offline, cli_env, override, message):
-    p = subprocess.run(cli_command() + ["run", "experiment=savigp_fig1_smoke", override, "savigp.max_iter=1",
+def test_bad_input_one_line_exit_2(offline, cli_env):
+    p = subprocess.run(cli_command() + ["run", "experiment=savigp_fig1_smoke", "savigp.posterior=full", "savigp.max_iter=1",
                                         f"results_dir={offline / 'res'}"], capture_output=True, text=True, env=cli_env)
     assert p.returncode == 2, p.stderr
-    assert message in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    assert "savigp.posterior" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("override,message", [
+    ("savigp.likelihood=softmax", "does not fit dataset"),
+    ("savigp.sparsity_factor=1.5", "savigp.sparsity_factor"),
+    ("savigp.estimator=exact", None),  # allowed for gaussian: must not raise here (checked below with softmax)
+])
+def test_bad_input_config_errors(offline, override, message):
+    cfg = compose_config(["experiment=savigp_fig3_smoke" if message is None else "experiment=savigp_fig1_smoke", override,
+                          "savigp.max_iter=1", f"results_dir={offline / 'res'}"])
+    with pytest.raises(ConfigError, match=message or "closed-form"):
+        execute(cfg)
