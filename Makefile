@@ -69,6 +69,7 @@ reproduce-%: $(STAMP)  ## sweep one experiment config (SMOKE=1: its _smoke varia
 reproduce-fp-fig1: $(STAMP)
 	$(PY) scripts/fp_fig1.py $(RESULTS)/fp_fig1 $(if $(SMOKE),--grid 50,)
 
+
 # App. F of the PAC-GP paper trains on a synthetic GP data set, written once before its sweep.
 PAC_APPF_DATA := results/pac_appF_data/gp_synthetic_d3.csv
 reproduce-pac-appF: $(PAC_APPF_DATA)

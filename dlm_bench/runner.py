@@ -65,7 +65,8 @@ def run_name(cfg: DictConfig, resolve: bool = True) -> str:
     (task defaults resolved there), so the caller's config is unchanged; an unknown dataset or likelihood raises
     (resolve=False names a configuration that cannot be resolved, for its failure record)."""
     cfg = copy.deepcopy(cfg)
-    if resolve:
+    spec = MODELS.get(cfg.model.name)
+    if resolve and not (spec is not None and spec.execute is not None):  # models with their own loop: own defaults
         resolve_task_defaults(cfg)
     d = config_dict(cfg)
     # keys added after the first results were written are left out at their old implicit values, so

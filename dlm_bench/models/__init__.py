@@ -17,6 +17,13 @@ from .svgp import SVGP, SVGPBundle, build_svgp
 from ..capabilities import ModelSpec
 from ..lgm.run import execute_lgm
 
+
+def execute_savigp(cfg):
+    from ..savigp.run import execute_savigp as run  # savigp builds on models.components: imported when used
+
+    return run(cfg)
+
+
 _PAC = ("pac_kl", "pac_sqrt")
 MODELS = {s.name: s for s in (
     ModelSpec("svgp", ("elbo", "dlm", "sq_dlm"), build=build_svgp,
@@ -38,6 +45,10 @@ MODELS = {s.name: s for s in (
     *(ModelSpec(name, ("elbo",), execute=execute_lgm, own_objective="vlb", label=lambda cfg: cfg.lgm.optimizer,
                 config_section="lgm", description=f"extended LGM, {kind} (dlm_bench/lgm)")
       for name, kind in (("lgm_glm", "GLM"), ("lgm_gp", "full GP"), ("lgm_sparse", "sparse GP, fixed inducing inputs"))),
+    # Dezfouli & Bonilla (2015): Q latent GPs, FG / MoG posteriors, black-box likelihoods (savigp.*)
+    ModelSpec("savigp", ("elbo",), execute=execute_savigp, own_objective="elbo", config_section="savigp",
+              label=lambda cfg: f"{cfg.savigp.posterior}{cfg.savigp.components if cfg.savigp.posterior == 'mog' else ''}",
+              description="SAVIGP (dlm_bench/savigp)"),
 )}
 
 __all__ = [

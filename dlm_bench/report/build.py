@@ -9,7 +9,7 @@ import pandas as pd
 
 from .collect import collect_runs
 from .figures import make_curve_figure, make_figure, make_predictive_figure, make_sweep_figure
-from .specs import CurveSpec, FigureSpec, PredictiveSpec, SweepFigureSpec, TableSpec, specs_for
+from .specs import CurveSpec, ExternalSpec, FigureSpec, PredictiveSpec, SweepFigureSpec, TableSpec, specs_for
 from .tables import SERIES, apply_methods, fmt_cell, mean_se, pivot_for_markdown, to_markdown
 
 
@@ -88,6 +88,11 @@ def build_report(dirs, out: Path, paper: str | None = None) -> dict:
                     cmp_path = stem.with_name(stem.name + "_vs_paper.md")
                     cmp_path.write_text(f"# {experiment}: {spec.name} next to the paper\n\n{compare_with_reference(tidy, by, spec.reference)}")
                     made["tables"].append(cmp_path)
+            elif isinstance(spec, ExternalSpec):
+                paths = [Path(d) / "run.json" for d in sub["run_dir"]]
+                written = spec.build(paths, out / f"{experiment}_{spec.name}", experiment)
+                made["figures"] += [p for p in written if p.suffix == ".png"]
+                made["tables"] += [p for p in written if p.suffix in (".csv", ".md")]
             elif isinstance(spec, (FigureSpec, CurveSpec, PredictiveSpec, SweepFigureSpec)):
                 draw = {FigureSpec: make_figure, CurveSpec: make_curve_figure, PredictiveSpec: make_predictive_figure,
                         SweepFigureSpec: make_sweep_figure}

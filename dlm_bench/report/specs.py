@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from .paper_values import PAC_TABLE1, PAC_TABLE2
 
@@ -267,6 +268,24 @@ PAC_TABLE3_SPECS = (  # l_exp loss, M = 500 (no published values transcribed: Ap
     TableSpec("table3", by=("dataset", "ard", "num_inducing", "pac_loss"), metrics=PAC_METRICS, methods=PAC_SPARSE_METHODS),
 )
 
+@dataclass(frozen=True)
+class ExternalSpec:
+    """A paper's own report code for plots the generic specs cannot draw (SAVIGP's per-point box plots):
+    build(run_json_paths, out_dir, name) -> list of written files."""
+
+    name: str
+    build: Callable
+
+
+def _savigp_build(paths, out, name):
+    from ..savigp.report import build
+
+    return build(paths, out, name=name)
+
+
+SAVIGP_SPECS = (ExternalSpec("savigp", _savigp_build),)
+
+
 def _fp_specs(fig: str, title: str, yscale: str) -> tuple:
     """Sheth & Khardon (2016): -VLB vs process CPU seconds, one panel per dataset, one line per optimiser."""
     methods = tuple(MethodSpec(label, (("objective", opt),)) for label, opt in
@@ -286,6 +305,7 @@ FP_SPECS = {
 
 SPECS: dict[str, tuple] = {  # report spec name (an experiment's `report:` key) -> its tables and figures
     **FP_SPECS,
+    "savigp_fig1": SAVIGP_SPECS, "savigp_fig2": SAVIGP_SPECS, "savigp_fig3": SAVIGP_SPECS, "savigp_fig4": SAVIGP_SPECS,
     "dlm_airline": AIRLINE_SPECS,
     "dlm_samplers_airline": SAMPLER_AIRLINE_SPECS,
     "dlm_samplers_count": SAMPLER_COUNT_SPECS,

@@ -43,7 +43,12 @@ TABLE = {
     "sqrt_pac_gp": ("pac_gp", "pac_sqrt", "exact", None, None, "joint", 50, "zero", None),
     "kl_pac_sgp": ("pac_sgp", "pac_kl", "exact", None, None, "joint", 100, "zero", None),
     "sqrt_pac_sgp": ("pac_sgp", "pac_sqrt", "exact", None, None, "joint", 100, "zero", None),
+    # SAVIGP (Dezfouli & Bonilla 2015): its own ELBO; posterior family in savigp.* (checked below)
+    "savigp_fg": ("savigp", "elbo", "exact", None, None, "joint", 50, "zero", None),
+    "savigp_mog1": ("savigp", "elbo", "exact", None, None, "joint", 50, "zero", None),
+    "savigp_mog2": ("savigp", "elbo", "exact", None, None, "joint", 50, "zero", None),
 }
+SAVIGP_POSTERIOR = {"savigp_fg": ("fg", 1), "savigp_mog1": ("mog", 1), "savigp_mog2": ("mog", 2)}
 FIELDS = ("model", "objective", "estimator", "num_samples", "nu", "hyperparameters", "num_inducing", "mean", "likelihood")
 # PAC presets start the noise at 1 and Z at k-means centres (the paper's GPflow code)
 PAC_EXTRA = {"vfe", "fitc_pac", "full_gp", "kl_pac_gp", "sqrt_pac_gp", "kl_pac_sgp", "sqrt_pac_sgp"}
@@ -65,6 +70,9 @@ def test_preset_composes_to_its_table_row(method):
     got = composed_tuple(compose_config([f"method={method}"]))
     print(f"{method:18s} " + " ".join(f"{k}={v}" for k, v in zip(FIELDS, got)))
     assert dict(zip(FIELDS, got)) == dict(zip(FIELDS, TABLE[method]))
+    if method in SAVIGP_POSTERIOR:
+        cfg = compose_config([f"method={method}"])
+        assert (cfg.savigp.posterior, cfg.savigp.components) == SAVIGP_POSTERIOR[method]
 
 
 def spelled_out(method: str) -> list[str]:
@@ -77,6 +85,9 @@ def spelled_out(method: str) -> list[str]:
         ovs.append(f"estimator.nu={nu}")
     if method in ("elbo", "sgpr", "fitc"):
         ovs.append("objective.beta_grid=false")
+    if method in SAVIGP_POSTERIOR:
+        kind, k = SAVIGP_POSTERIOR[method]
+        ovs += [f"savigp.posterior={kind}", f"savigp.components={k}"]
     if method in PAC_EXTRA:
         ovs.append("model.noise_init=1.0")
         if model != "exact_gp":
@@ -115,7 +126,8 @@ def sweeper_params(experiment: str) -> dict:
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
         cfg = compose(config_name="config", overrides=[f"experiment={experiment}"], return_hydra_config=True)
-    return OmegaConf.to_container(cfg.hydra.sweeper.params)
+    params = cfg.hydra.sweeper.params
+    return OmegaConf.to_container(params) if params is not None else {}  # a one-run experiment (savigp_fig4)
 
 
 def grid_points(experiment: str) -> list[list[str]]:

@@ -1,0 +1,1 @@
+"""SAVIGP (Dezfouli & Bonilla, NIPS 2015): see model.py."""
