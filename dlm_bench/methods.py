@@ -10,7 +10,7 @@ import time
 import torch
 from omegaconf import DictConfig, read_write
 
-from .capabilities import check_combination, objective_label, pac_evaluation  # noqa: F401 (objective_label re-exported)
+from .compatibility import check_combination, objective_label, pac_evaluation  # noqa: F401 (objective_label re-exported)
 from .config import Hyperparameters
 from .errors import ConfigError
 from .models import MODELS, ModelBundle, build_sq_dlm

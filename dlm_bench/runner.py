@@ -16,7 +16,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from . import data, methods
-from .capabilities import check_combination, objective_label, pac_evaluation, unused_sections
+from .compatibility import check_combination, objective_label, pac_evaluation, unused_sections
 from .beta import OutsideBetaGrid, apply_beta_grid_flag, resolve_beta
 from .config import Hyperparameters
 from .errors import ConfigError
