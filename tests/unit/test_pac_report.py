@@ -32,11 +32,6 @@ def test_compare_with_reference_flags_differences_beyond_two_standard_errors():
     assert len(lines) == 2 and ">2SE" in lines[0] and ">2SE" not in lines[1]
 
 
-def test_pac_specs_are_registered():
-    for name in ("pac_table1", "pac_fig1", "pac_table2", "pac_table2_smoke", "pac_table3", "pac_table3_smoke"):
-        assert name in SPECS
-
-
 def test_predictive_figure_reads_the_runs_predictive_json(tmp_path):
     rows = []
     for i, (model, eps) in enumerate([("pac_sgp", 0.1), ("pac_sgp", 0.5), ("exact_gp", 0.1)]):
