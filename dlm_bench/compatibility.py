@@ -143,7 +143,7 @@ def _zero_mean(cfg, m, o, e):
 def _pac_evaluable(cfg, m, o, e):
     if pac_evaluation(cfg) and not m.pac_evaluable:
         ok = "|".join(k for k, s in MODELS.items() if s.pac_evaluable)
-        return f"paper=pac evaluates the PAC-Bayes bound of model={ok} (got model={m.name})"
+        return f"the PAC-Bayes evaluation (paper=pac or eval.pac=true) applies to model={ok} (got model={m.name})"
 
 
 RULES = (_objective_restricted, _own_objective, _model_objective, _beta, _pac_evaluable, _fixed, _estimator_applies,
