@@ -56,6 +56,11 @@ def resolve_pretrain_model(cfg: DictConfig) -> str:
     name = cfg.objective.get("pretrain_model", "auto")
     if name != "auto":
         return name
+    if cfg.model.get("likelihood") is None or getattr(cfg.model.mean, "value", cfg.model.mean) == "auto":
+        from .task_defaults import resolve_task_defaults
+
+        cfg = copy.deepcopy(cfg)
+        resolve_task_defaults(cfg)
     lik = cfg.model.get("likelihood") or "gaussian"
     mean = getattr(cfg.model.mean, "value", cfg.model.mean)
     return "sgpr" if lik == "gaussian" and mean == "zero" else "svgp"
@@ -78,7 +83,7 @@ def pretrain_config(cfg: DictConfig) -> DictConfig:
         if cfg.objective.get("pretrain_epochs") is not None:
             pre.trainer.epochs = cfg.objective.pretrain_epochs
         if kind == "sgpr":  # closed-form q(u): full batch, the batch learning rate
-            pre.trainer.batch_size, pre.trainer.epochs = None, None
+            pre.trainer.batch_size, pre.trainer.epochs, pre.trainer.stochastic_lr = None, None, None
     if kind == "sgpr" and cfg.model.get("likelihood") not in (None, "gaussian"):
         raise ConfigError(f"objective.pretrain_model=sgpr needs a Gaussian likelihood (got {cfg.model.likelihood})")
     return pre
