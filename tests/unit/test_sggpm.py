@@ -48,8 +48,7 @@ def test_published_sod_objective_fold1(shared_data, method):
     X, y = _peds_fold(shared_data, 1)
     _, fit, _ = fit_method(method, "count", X, y, 167)
     obj = -fit.objective if method.startswith("dual") else fit.objective
-    tol = 1e-8 if method != "grad_sod" else 1e-9 * 1e3  # grad stops on progTol: upstream's grad gave 514.81812670
-    assert abs(obj - SOD_FOLD1) / SOD_FOLD1 <= tol
+    assert abs(obj - SOD_FOLD1) / SOD_FOLD1 <= 1e-8
 
 
 def test_double_log_flag_changes_mean(shared_data):
