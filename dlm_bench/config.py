@@ -111,6 +111,9 @@ class ObjectiveConfig:
     # false for methods without a beta (ELBO at beta=1, SGPR, FITC): in a beta_index sweep they run once
     beta_grid: bool = True
     hyperparameters: Hyperparameters = Hyperparameters.joint
+    # train every beta of the group (same config, other beta_index) in one batched model and write one run
+    # directory per beta, named as unbatched (dlm_bench/batched.py); not part of run names
+    beta_batch: bool = False
 
 
 @dataclass

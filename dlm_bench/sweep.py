@@ -78,6 +78,10 @@ def sweep_job(cfg: DictConfig) -> str:
         return "outside_grid"
     if state in ("done", "failed"):
         return "skipped"
+    from .batched import requested, sweep_group_job
+
+    if requested(cfg):  # objective.beta_batch: the first job of a beta group trains the group
+        return sweep_group_job(cfg, run_dir)
     if threading.current_thread() is threading.main_thread():
         # a joblib worker stopped by stop_workers() unwinds through `finally` and releases its lock
         signal.signal(signal.SIGTERM, _raise_terminated)
