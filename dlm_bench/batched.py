@@ -72,14 +72,41 @@ def check_supported(cfg: DictConfig) -> None:
                           f"Adam, full batch, no track_every, no run_dir; got {', '.join(bad)}")
 
 
+INDICES_ENV = "DLM_BENCH_SWEEP_BETA_INDICES"
+
+
+def announce_beta_indices(overrides: list[str]):
+    """run_sweep: a command-line `objective.beta_index=<sweep>` is passed to the jobs (also joblib / SLURM
+    workers) in an environment variable; returns the function that restores the environment."""
+    import os
+
+    old = os.environ.get(INDICES_ENV)
+    values = [o.split("=", 1)[1] for o in overrides if o.split("=", 1)[0].lstrip("+~") == "objective.beta_index"
+              and "=" in o]
+    if values:
+        os.environ[INDICES_ENV] = values[-1]
+
+    def restore():
+        if old is None:
+            os.environ.pop(INDICES_ENV, None)
+        else:
+            os.environ[INDICES_ENV] = old
+
+    return restore
+
+
 def sweep_beta_indices() -> list[int] | None:
-    """The beta indices of the sweep this job belongs to (the experiment's hydra.sweeper.params), else None."""
+    """The beta indices of the sweep this job belongs to: the command line's objective.beta_index sweep, else
+    the experiment's hydra.sweeper.params; None outside a Hydra job (then the group is the full grid)."""
+    import os
+
     try:
         from hydra.core.hydra_config import HydraConfig
 
-        value = (HydraConfig.get().sweeper.get("params") or {}).get("objective.beta_index")
+        params = HydraConfig.get().sweeper.get("params") or {}
     except Exception:  # not inside a Hydra job
         return None
+    value = os.environ.get(INDICES_ENV) or params.get("objective.beta_index")
     if value is None:
         return None
     from hydra.core.override_parser.overrides_parser import OverridesParser
