@@ -15,8 +15,9 @@ run directory with the run name the unbatched run has (`objective.beta_batch` is
 reports, resumption and later sweeps (batched or not) see no difference. run.json adds `train.batched: B`.
 
 Supported: model=svgp, objective elbo (beta-ELBO) or dlm, estimator=exact, Gaussian likelihood, Adam, full
-batch, no trainer.track_every; joint or fixed hyperparameters. Other SVGP settings raise a ConfigError;
-objectives without a beta in the likelihood term (sq_dlm) and methods outside the beta grid ignore the flag.
+batch, no trainer.track_every; joint or fixed hyperparameters. Other settings of these SVGP methods raise a
+ConfigError; other models and objectives (sq_dlm, SGPR, FITC) and methods outside the beta grid ignore the flag
+(so an experiment can set it for its whole method sweep).
 A batch whose step fails as a whole (a Cholesky error) re-runs its unfinished members unbatched.
 
 Locks: the group holds `<results>/<experiment>/.beta_batch/<run name of index 0>/.lock` (waited for) and the
@@ -40,7 +41,7 @@ from omegaconf import DictConfig
 from .beta import beta_grid
 from .errors import ConfigError
 
-MAX_BATCH_ELEMENTS = 5e7  # B * M * n per batch (one [B, n, M] float64 tensor: 400 MB); larger groups are chunked
+MAX_BATCH_ELEMENTS = 2e7  # B * M * n per batch (one [B, n, M] float64 tensor: 160 MB); larger groups are chunked
 GROUP_DIR = ".beta_batch"
 
 
@@ -49,17 +50,17 @@ class RunningElsewhere(RuntimeError):
 
 
 def requested(cfg: DictConfig) -> bool:
-    """beta_batch asked for, on a beta-grid point (after apply_beta_grid_flag), of an objective with a beta in
-    its likelihood term (elbo, dlm)."""
+    """beta_batch asked for, on a beta-grid point (after apply_beta_grid_flag), of an SVGP objective with a beta
+    (elbo, dlm). Other models and objectives (sq_dlm, collapsed bounds) ignore the flag and run unbatched."""
     o = cfg.objective
-    return bool(o.get("beta_batch", False)) and o.beta_index is not None and o.name in ("elbo", "dlm")
+    return (bool(o.get("beta_batch", False)) and o.beta_index is not None and o.name in ("elbo", "dlm")
+            and cfg.model.name == "svgp")
 
 
 def check_supported(cfg: DictConfig) -> None:
     lik = cfg.model.get("likelihood") or "gaussian"
     optimizer = getattr(cfg.trainer.optimizer, "value", cfg.trainer.optimizer)
     bad = [f"{k}={v}" for k, v, ok in (
-        ("model.name", cfg.model.name, cfg.model.name == "svgp"),
         ("estimator.name", cfg.estimator.name, cfg.estimator.name == "exact"),
         ("model.likelihood", lik, lik == "gaussian"),
         ("trainer.optimizer", optimizer, optimizer == "adam"),
@@ -68,7 +69,7 @@ def check_supported(cfg: DictConfig) -> None:
         ("run_dir", cfg.run_dir, not cfg.run_dir),
     ) if not ok]
     if bad:
-        raise ConfigError("objective.beta_batch=true supports model=svgp, estimator=exact, Gaussian likelihood, "
+        raise ConfigError("objective.beta_batch=true supports estimator=exact, Gaussian likelihood, "
                           f"Adam, full batch, no track_every, no run_dir; got {', '.join(bad)}")
 
 
