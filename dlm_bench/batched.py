@@ -481,7 +481,6 @@ def _write_member(cfg, prep, bundle, result, pretrain, run_dir, device, B, batch
     import traceback
 
     from .compatibility import objective_label
-    from .config import Hyperparameters  # noqa: F401
     from .estimators import effective_estimator
     from .evaluation import predictive_metrics
     from .results import RunRecord, env_info, write_curve_csv, write_run_json
