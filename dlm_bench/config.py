@@ -116,6 +116,9 @@ class ObjectiveConfig:
     # conjugate/script.py get_base_model), SVGP + ELBO otherwise; svgp | sgpr to choose (docs/dlm_fidelity.md)
     pretrain_model: str = "auto"
     pretrain_epochs: Optional[int] = None  # stage-1 epochs in minibatch mode; None: trainer.epochs (airline: 20)
+    # train every beta of the group (same config, other beta_index) in one batched model and write one run
+    # directory per beta, named as unbatched (dlm_bench/batched.py); not part of run names
+    beta_batch: bool = False
 
 
 @dataclass
