@@ -326,7 +326,7 @@ register(DatasetSpec(
                 f"the epsilon training file; y ~ Poisson(exp(x w)), w ~ N(0, {EPSILON_COUNT_PRIOR_VAR} I), "
                 f"seed {EPSILON_COUNT_SEED}",
     source=NO_COPY + "; which 500 features, the seed and the raw (not z-scored) features in x w are this "
-           "project's choices; the download is the whole training file (~12 GB uncompressed, streamed)",
+           "project's choices; the download is the whole training file (several GB), read only up to row 15000",
 ))
 
 
