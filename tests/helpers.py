@@ -175,3 +175,22 @@ def write_regression_csv(path, n=60, d=2, seed=0):
     y = np.sin(2 * X[:, 0]) + (0.5 * X[:, 1] if d > 1 else 0) + 0.1 * rng.normal(size=n)
     pd.DataFrame({**{f"x{i}": X[:, i] for i in range(d)}, "y": y}).to_csv(path, index=False)
     return path
+
+
+# --- composed experiment grids ----------------------------------------------------------------------
+
+
+def sweeper_params(experiment: str) -> dict:
+    """hydra.sweeper.params as Hydra composes them (a smoke variant inherits its full variant's grid)."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf
+
+    from dlm_bench.config import conf_dir, register_configs
+
+    register_configs()
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=[f"experiment={experiment}"], return_hydra_config=True)
+    params = cfg.hydra.sweeper.params
+    return OmegaConf.to_container(params) if params is not None else {}  # a one-run experiment (savigp_fig4)
