@@ -52,12 +52,18 @@ def select_beta(
     metric: str = "val_nll",
     group_cols: tuple[str, ...] = ("dataset", "method", "train_size", "seed"),
     beta_col: str = "beta",
+    grid_col: str = "cfg.objective.beta_index",
 ) -> pd.DataFrame:
     """One row per group: the run whose validation `metric` is smallest (ties: the larger beta).
 
     Only status == "ok" rows with a finite metric take part. Every report selects beta with this.
+    Only grid points are selected among (the paper's grid [n, n/2, ..., >= 0.01]): where the table has a
+    `grid_col` (objective.beta_index) and any run on the grid, runs off the grid (beta_index null: the ELBO at
+    beta=1, a beta given by value) are left out; a table without grid runs (beta swept by value) keeps all.
     """
     ok = df[(df.get("status", "ok") == "ok")] if "status" in df else df
+    if grid_col in ok and ok[grid_col].notna().any():
+        ok = ok[ok[grid_col].notna()]
     ok = ok[pd.to_numeric(ok[metric], errors="coerce").notna()]
     if ok.empty:
         return ok.copy()

@@ -109,7 +109,9 @@ def cmd_run(args) -> int:
         + "".join(f"{k}={fmt(m[k])} " for k in ("test_error", "test_mre") if k in m)
         + f"test_mse={fmt(m.get('test_mse'))} "
         f"iterations={t['iterations']} converged={t['converged']} wall_s={t['wall_s']:.1f} "
-        f"status={record.status} run_dir={run_dir}"
+        + (f"stage1={t['pretrain_model']}{'(reused)' if t.get('pretrain_reused') else ''} "
+           f"total_wall_s={t['total_wall_s']:.1f} " if "total_wall_s" in t else "")
+        + f"status={record.status} run_dir={run_dir}"
     )
     if record.status != "ok":
         print(f"dlm-bench: run {record.status}: {record.error}", file=sys.stderr)

@@ -111,6 +111,11 @@ class ObjectiveConfig:
     # false for methods without a beta (ELBO at beta=1, SGPR, FITC): in a beta_index sweep they run once
     beta_grid: bool = True
     hyperparameters: Hyperparameters = Hyperparameters.joint
+    # hyperparameters=fixed: the stage-1 model whose kernel, noise and Z are frozen. auto: the collapsed SGPR
+    # (Titsias) for a Gaussian likelihood with a zero mean (the DLM paper's regression, upstream
+    # conjugate/script.py get_base_model), SVGP + ELBO otherwise; svgp | sgpr to choose (docs/dlm_fidelity.md)
+    pretrain_model: str = "auto"
+    pretrain_epochs: Optional[int] = None  # stage-1 epochs in minibatch mode; None: trainer.epochs (airline: 20)
 
 
 @dataclass
@@ -129,6 +134,11 @@ class TrainerConfig:
     max_iters: int = 5000
     window: int = 50
     tol: float = 1e-4
+    # what the tolerance applies to: mean (the loss / N, as trained) or sum (the loss x N: upstream's
+    # regression code, N times stricter); docs/dlm_fidelity.md
+    tol_on: str = "mean"
+    # Adam's learning rate when minibatches are in use (batch_size < N); None: lr. The DLM paper: 1e-3
+    stochastic_lr: Optional[float] = None
     progress: Progress = Progress.auto
     # every k iterations, also record test metrics (test_nll, test_mse) in curve.csv (learning curves)
     track_every: Optional[int] = None

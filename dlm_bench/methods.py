@@ -1,6 +1,7 @@
 """Which bundle a configuration trains, which combinations make sense, and the fixed-hyperparameter
-procedure (Wei et al. 2021, sec. 6 and supplement): train SVGP fully (ELBO, beta=1), copy its
-hyperparameters and Z into the method's bundle, freeze them, learn the variational part from scratch."""
+procedure (Wei et al. 2021, sec. 6 and supplement): train the stage-1 model fully (regression: the collapsed
+SGPR; otherwise SVGP with the ELBO, beta=1), copy its hyperparameters and Z into the method's bundle, freeze
+them, learn the variational part from scratch."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ import copy
 import time
 
 import torch
-from omegaconf import DictConfig, read_write
+from omegaconf import DictConfig, open_dict, read_write
 
-from .capabilities import check_combination, objective_label, pac_evaluation  # noqa: F401 (objective_label re-exported)
+from .compatibility import check_combination, objective_label, pac_evaluation  # noqa: F401 (objective_label re-exported)
 from .config import Hyperparameters
 from .errors import ConfigError
 from .models import MODELS, ModelBundle, build_sq_dlm
-from .train import TrainResult
+from .train import TrainResult, Trainer
 
 
 def check_method(cfg: DictConfig) -> None:
@@ -48,25 +49,72 @@ def build_bundle(cfg: DictConfig, X_train: torch.Tensor, y_train: torch.Tensor) 
     return MODELS[cfg.model.name].build(cfg, X_train, y_train)
 
 
+def resolve_pretrain_model(cfg: DictConfig) -> str:
+    """objective.pretrain_model with `auto` resolved: the collapsed SGPR where it applies (Gaussian likelihood,
+    zero mean: the DLM paper's regression, whose SVGP is the collapsed form; upstream conjugate/script.py
+    get_base_model), SVGP + ELBO otherwise (upstream nonconjugate/script.py get_base_model)."""
+    name = cfg.objective.get("pretrain_model", "auto")
+    if name != "auto":
+        return name
+    if cfg.model.get("likelihood") is None or getattr(cfg.model.mean, "value", cfg.model.mean) == "auto":
+        from .task_defaults import resolve_task_defaults
+
+        cfg = copy.deepcopy(cfg)
+        resolve_task_defaults(cfg)
+    lik = cfg.model.get("likelihood") or "gaussian"
+    mean = getattr(cfg.model.mean, "value", cfg.model.mean)
+    return "sgpr" if lik == "gaussian" and mean == "zero" else "svgp"
+
+
 def pretrain_config(cfg: DictConfig) -> DictConfig:
-    """The SVGP whose hyperparameters a fixed run adopts: same model settings, ELBO, beta=1, exact."""
+    """The stage-1 model whose hyperparameters a fixed run adopts: same model settings, ELBO, beta=1, exact;
+    SVGP, or the collapsed SGPR (full batch, trainer.lr) for objective.pretrain_model=sgpr (auto: regression)."""
     pre = copy.deepcopy(cfg)
-    with read_write(pre):
-        pre.model.name = "svgp"
-        pre.objective.name, pre.objective.beta = "elbo", 1.0
+    kind = resolve_pretrain_model(cfg)
+    with read_write(pre), open_dict(pre):
+        pre.model.name = kind
+        pre.objective.name, pre.objective.beta, pre.objective.beta_index = "elbo", 1.0, None
         pre.objective.hyperparameters = Hyperparameters.joint
+        pre.objective.pretrain_model, pre.objective.pretrain_epochs = kind, None
         pre.estimator.name, pre.estimator.num_samples = "exact", None
+        if "nu" in pre.estimator:
+            pre.estimator.nu = None
+        pre.trainer.track_every = None
+        if cfg.objective.get("pretrain_epochs") is not None:
+            pre.trainer.epochs = cfg.objective.pretrain_epochs
+        if kind == "sgpr":  # closed-form q(u): full batch, the batch learning rate
+            pre.trainer.batch_size, pre.trainer.epochs, pre.trainer.stochastic_lr = None, None, None
+    if kind == "sgpr" and cfg.model.get("likelihood") not in (None, "gaussian"):
+        raise ConfigError(f"objective.pretrain_model=sgpr needs a Gaussian likelihood (got {cfg.model.likelihood})")
     return pre
 
 
-def pretrain_and_freeze(cfg, bundle: ModelBundle, X, y, trainer, device, dtype) -> TrainResult:
-    """Stage 1 of a fixed run. Returns the SVGP's TrainResult; the bundle is changed only if it is ok."""
-    pre = build_bundle(pretrain_config(cfg), X, y).to(device=device, dtype=dtype)
+def pretrain_and_freeze(cfg, bundle: ModelBundle, X, y, trainer, device, dtype, store=None):
+    """Stage 1 of a fixed run. Returns (TrainResult of the stage-1 model, info dict); the bundle is changed only
+    if it is ok. With a `store` (dlm_bench/pretrain.py) the stage-1 state is trained once per key and reused."""
+    from .pretrain import pretrain_key
+
+    pre_cfg = pretrain_config(cfg)
+    pre = build_bundle(pre_cfg, X, y).to(device=device, dtype=dtype)
     pre.train()
-    result = trainer.fit(pre.loss, pre.trainable_parameters(), X, y)
+    pre_trainer = Trainer.from_config(pre_cfg.trainer, seed=cfg.seed)
+    rng = torch.random.get_rng_state()  # stage 2 sees the same random state whether stage 1 ran or was loaded
+
+    def fit():
+        return pre_trainer.fit(pre.loss, pre.trainable_parameters(), X, y)
+
+    info = {"pretrain_model": pre_cfg.model.name}
+    if store is None:
+        result, reused = fit(), False
+    else:
+        key = pretrain_key(pre_cfg)
+        result, reused = store.get_or_train(key, pre, fit)
+        info["pretrain_key"] = key
+    torch.random.set_rng_state(rng)
+    info["pretrain_reused"] = reused
     if result.status == "ok":
         bundle.adopt_hyperparameters(pre)
-    return result
+    return result, info
 
 
 @torch.no_grad()

@@ -1,4 +1,4 @@
-"""The results contract (DESIGN.md): run.json + curve.csv per run directory, written atomically."""
+"""The results contract (docs/results.md): run.json + curve.csv per run directory, written atomically."""
 
 from __future__ import annotations
 

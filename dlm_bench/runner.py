@@ -7,6 +7,7 @@ import hashlib
 import json
 import random
 import re
+import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from . import data, methods
-from .capabilities import check_combination, objective_label, pac_evaluation, unused_sections
+from .compatibility import check_combination, objective_label, pac_evaluation, unused_sections
 from .beta import OutsideBetaGrid, apply_beta_grid_flag, resolve_beta
 from .config import Hyperparameters
 from .errors import ConfigError
@@ -26,6 +27,7 @@ from .task_defaults import resolve_task_defaults
 from .threads import apply_threads
 from .pac.evaluation import pac_metrics, write_predictive_1d
 from .models import MODELS
+from .pretrain import PretrainStore
 from .results import RunRecord, env_info, write_curve_csv, write_run_json
 from .train import TrainResult, Trainer
 from .validation import check_writable, validate
@@ -57,6 +59,11 @@ ADDED_LATER = {
     ("estimator", "nu"): (None,),
     ("objective", "beta_grid"): (True,),
     ("trainer", "track_every"): (None,),
+    ("trainer", "tol_on"): ("mean",),
+    ("trainer", "stochastic_lr"): (None,),
+    # fixed runs: the stage-1 model (resolved from auto below); joint runs drop both keys
+    ("objective", "pretrain_model"): ("svgp",),
+    ("objective", "pretrain_epochs"): (None,),
 }
 
 
@@ -68,7 +75,12 @@ def run_name(cfg: DictConfig, resolve: bool = True) -> str:
     spec = MODELS.get(cfg.model.name)
     if resolve and not (spec is not None and spec.execute is not None):  # models with their own loop: own defaults
         resolve_task_defaults(cfg)
+    if cfg.objective.hyperparameters is Hyperparameters.fixed and cfg.objective.get("pretrain_model") == "auto":
+        cfg.objective.pretrain_model = methods.resolve_pretrain_model(cfg)
     d = config_dict(cfg)
+    if cfg.objective.hyperparameters is not Hyperparameters.fixed:  # no stage 1: its settings change nothing
+        for key in ("pretrain_model", "pretrain_epochs"):
+            d["objective"].pop(key, None)
     # keys added after the first results were written are left out at their old implicit values, so
     # existing run names (and sweep resumption) stay valid
     for (group, key), implicit in ADDED_LATER.items():
@@ -237,12 +249,16 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
         config=config_dict(cfg),
         env=env_info(),
     )
-    result, pretrain = TrainResult(), None
+    result, pretrain, pretrain_info = TrainResult(), None, {}
+    start = trained_at = time.perf_counter()
     try:
-        if fixed:  # stage 1: SVGP (ELBO, beta=1); its hyperparameters and Z are copied and frozen
-            pretrain = methods.pretrain_and_freeze(cfg, bundle, X_train, y_train, trainer, device, dtype)
+        if fixed:  # stage 1 (regression: collapsed SGPR; else SVGP + ELBO), trained once per key; copied and frozen
+            store = PretrainStore(cfg.results_dir)
+            pretrain, pretrain_info = methods.pretrain_and_freeze(cfg, bundle, X_train, y_train, trainer, device,
+                                                                  dtype, store=store)
             if pretrain.status != "ok":
-                result = TrainResult(status=pretrain.status, error=f"SVGP pretraining: {pretrain.error}")
+                result = TrainResult(status=pretrain.status,
+                                     error=f"{pretrain_info['pretrain_model'].upper()} pretraining: {pretrain.error}")
         if result.status == "ok":
             bundle.train()
             params = bundle.trainable_parameters()
@@ -250,6 +266,7 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
                 result = trainer.fit(bundle.loss, params, X_train, y_train, **tracking(cfg, bundle, prep))
             else:
                 result = methods.evaluate_only(bundle, X_train, y_train)
+        trained_at = time.perf_counter()
         record.status, record.error = result.status, result.error
         if result.status == "ok":
             y_scale = float(np.asarray(prep.split.y_stats.std).reshape(-1)[0])
@@ -279,8 +296,12 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
         "device": str(device),
         "dtype": cfg.dtype.value,
     }
+    record.train["tol_on"] = cfg.trainer.tol_on
     if pretrain is not None:  # fixed runs: the numbers above are the second (method) stage's
         record.train.update(
+            **pretrain_info,
+            # both stages as spent by this run (a reused stage 1 costs its loading only)
+            total_wall_s=max(trained_at - start, result.wall_s),
             pretrain_iterations=pretrain.iterations,
             pretrain_converged=pretrain.converged,
             pretrain_wall_s=pretrain.wall_s,

@@ -90,7 +90,7 @@ def sweep_job(cfg: DictConfig) -> str:
             return "skipped"
         try:
             record, _ = execute(cfg)
-            _progress(run_dir, record.status, record.metrics, record.train.get("wall_s"))
+            _progress(run_dir, record.status, record.metrics, record.train.get("total_wall_s", record.train.get("wall_s")))
             return record.status
         except OutsideBetaGrid:
             return "outside_grid"

@@ -52,6 +52,8 @@ class Trainer:
         progress: bool | None = None,
         optimizer: str = "adam",
         seed: int = 0,
+        tol_on: str = "mean",
+        stochastic_lr: float | None = None,
     ):
         if optimizer not in ("adam", "lbfgs"):
             raise ValueError(f"trainer.optimizer must be 'adam' or 'lbfgs', got {optimizer!r}")
@@ -63,6 +65,11 @@ class Trainer:
             raise ValueError(f"trainer.batch_size must be >= 1 or null, got {batch_size}")
         if lr <= 0:
             raise ValueError(f"trainer.lr must be > 0, got {lr}")
+        if tol_on not in ("mean", "sum"):
+            raise ValueError(f"trainer.tol_on must be 'mean' or 'sum', got {tol_on!r}")
+        if stochastic_lr is not None and stochastic_lr <= 0:
+            raise ValueError(f"trainer.stochastic_lr must be > 0 or null, got {stochastic_lr}")
+        self.tol_on, self.stochastic_lr = tol_on, stochastic_lr
         self.optimizer = optimizer
         self.lr, self.max_iters, self.window, self.tol = lr, max_iters, window, tol
         self.batch_size, self.epochs, self.seed = batch_size, epochs, seed
@@ -82,6 +89,8 @@ class Trainer:
             progress=progress,
             optimizer=getattr(trainer_cfg.optimizer, "value", trainer_cfg.optimizer),
             seed=seed,
+            tol_on=trainer_cfg.get("tol_on", "mean"),
+            stochastic_lr=trainer_cfg.get("stochastic_lr"),
         )
 
     @staticmethod
@@ -116,14 +125,17 @@ class Trainer:
         iterations (and at the last one); its values are added to that iteration's curve row.
         """
         params = [p for p in params if p.requires_grad]
-        if self.optimizer == "lbfgs":  # one L-BFGS iteration (strong-Wolfe line search) per step
-            optimizer = torch.optim.LBFGS(
-                params, lr=self.lr, max_iter=1, max_eval=25, history_size=50, line_search_fn="strong_wolfe"
-            )
-        else:
-            optimizer = torch.optim.Adam(params, lr=self.lr)
         n = X.shape[0]
         full_batch = self.batch_size is None or self.batch_size >= n
+        lr = self.lr if full_batch or self.stochastic_lr is None else self.stochastic_lr
+        # tol_on=sum: the rule sees the loss x N (the summed loss of upstream's regression code)
+        scale = float(n) if self.tol_on == "sum" else 1.0
+        if self.optimizer == "lbfgs":  # one L-BFGS iteration (strong-Wolfe line search) per step
+            optimizer = torch.optim.LBFGS(
+                params, lr=lr, max_iter=1, max_eval=25, history_size=50, line_search_fn="strong_wolfe"
+            )
+        else:
+            optimizer = torch.optim.Adam(params, lr=lr)
         # Minibatch mode: the rule is applied to each epoch's mean loss (minibatch losses are noisy).
         rule = StoppingRule(self.window, self.tol)
         result = TrainResult()
@@ -164,14 +176,14 @@ class Trainer:
                         bar.set_postfix(loss=f"{loss_value:.4f}", refresh=False)
                     epoch_sum += loss_value
                     epoch_count += 1
-                    if full_batch and rule.update(loss_value):
+                    if full_batch and rule.update(loss_value * scale):
                         result.converged = True
                         return result
                     if result.iterations >= self.max_iters:
                         return result
                 result.epochs += 1
                 if not full_batch:
-                    if rule.update(epoch_sum / epoch_count):
+                    if rule.update(epoch_sum / epoch_count * scale):
                         result.converged = True
                         return result
                     if self.epochs is not None and result.epochs >= self.epochs:

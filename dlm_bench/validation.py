@@ -45,6 +45,10 @@ def validate_numbers(cfg: DictConfig) -> None:
     _at_least("trainer.track_every", t.track_every, 1, allow_none=True)
     if t.tol is None or not math.isfinite(t.tol):  # a negative tol switches the stopping rule off (learning curves)
         raise ConfigError(f"trainer.tol must be a finite number (negative: never stop early), got {t.tol}")
+    if t.tol_on not in ("mean", "sum"):
+        raise ConfigError(f"trainer.tol_on must be mean or sum, got {t.tol_on!r}")
+    if t.stochastic_lr is not None:
+        _finite_positive("trainer.stochastic_lr", t.stochastic_lr)
     _at_least("seed", cfg.seed, 0)
     m = cfg.model
     for key in ("lengthscale_init", "outputscale_init", "noise_init"):
@@ -56,6 +60,9 @@ def validate_numbers(cfg: DictConfig) -> None:
     _finite_positive("objective.beta", o.beta)
     _finite_positive("objective.min_beta", o.min_beta)
     _at_least("objective.beta_index", o.beta_index, 0, allow_none=True)
+    if o.pretrain_model not in ("auto", "svgp", "sgpr"):
+        raise ConfigError(f"objective.pretrain_model must be auto, svgp or sgpr, got {o.pretrain_model!r}")
+    _at_least("objective.pretrain_epochs", o.pretrain_epochs, 1, allow_none=True)
     p = cfg.protocol
     _fraction("protocol.train_frac", p.train_frac, closed_low=False)
     _fraction("protocol.val_frac", p.val_frac)

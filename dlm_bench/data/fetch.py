@@ -12,7 +12,6 @@ staging folder, the sidecars and the checks on every load.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
@@ -116,14 +115,6 @@ def _progress(progress: Optional[bool]) -> bool:
     return progress
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _checksum_error(rf: RemoteFile, actual: str, origin: str) -> DatasetError:
     return DatasetError(
         f"checksum mismatch for {rf.mirror_path} from {origin}: expected sha256 {rf.sha256}, "
@@ -148,7 +139,7 @@ def _copy_from_directory(rf: RemoteFile, src: Path, dest: Path) -> None:
     try:
         shutil.copyfile(src, tmp)
         if rf.sha256:
-            actual = _sha256(Path(tmp))
+            actual = cache.sha256_of(Path(tmp))
             if actual != rf.sha256:
                 raise _checksum_error(rf, actual, str(src))
         os.replace(tmp, dest)

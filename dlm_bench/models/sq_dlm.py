@@ -42,10 +42,15 @@ class SqDLMBundle(ModelBundle):
         return None
 
     def adopt_hyperparameters(self, pretrained) -> None:
-        """Fixed sq-DLM: the SVGP's kernel and Z, frozen (m stays in closed form)."""
-        self.kernel.load_state_dict(pretrained.model.covar_module.state_dict())
+        """Fixed sq-DLM: the stage-1 model's kernel and Z (SVGP, or the collapsed SGPR in regression), frozen
+        (m stays in closed form)."""
+        if hasattr(pretrained, "model"):  # SVGP
+            kernel, Z = pretrained.model.covar_module, pretrained.model.variational_strategy.inducing_points
+        else:  # collapsed (models/sgpr.py)
+            kernel, Z = pretrained.kernel, pretrained.Z
+        self.kernel.load_state_dict(kernel.state_dict())
         with torch.no_grad():
-            self.Z.copy_(pretrained.model.variational_strategy.inducing_points)
+            self.Z.copy_(Z)
         for p in self.parameters():
             p.requires_grad_(False)
 

@@ -126,12 +126,18 @@ class SVGPBundle(ModelBundle):
         noise = getattr(self.likelihood, "noise", None)
         return None if noise is None else noise.reshape(-1)[0]
 
-    def adopt_hyperparameters(self, pretrained: "SVGPBundle") -> None:
-        """Fixed DLM: copy the kernel, mean, noise and Z of a trained SVGP, freeze them, and start q(u)
-        afresh (GPyTorch re-initialises it to the prior on the next training-mode call)."""
-        fresh_q = {k: v for k, v in self.model.state_dict().items() if _is_variational(k)}
-        state = {k: v for k, v in pretrained.model.state_dict().items() if not _is_variational(k)}
-        self.model.load_state_dict({**state, **fresh_q})
+    def adopt_hyperparameters(self, pretrained) -> None:
+        """Fixed DLM: copy the kernel, mean, noise and Z of a trained SVGP (or of a collapsed SGPR, the
+        regression stage 1), freeze them, and start q(u) afresh (GPyTorch re-initialises it to the prior on the
+        next training-mode call)."""
+        if isinstance(pretrained, SVGPBundle):
+            fresh_q = {k: v for k, v in self.model.state_dict().items() if _is_variational(k)}
+            state = {k: v for k, v in pretrained.model.state_dict().items() if not _is_variational(k)}
+            self.model.load_state_dict({**state, **fresh_q})
+        else:  # a collapsed bundle (models/sgpr.py): kernel, Z and noise; zero mean, nothing to copy for it
+            self.model.covar_module.load_state_dict(pretrained.kernel.state_dict())
+            with torch.no_grad():
+                self.model.variational_strategy.inducing_points.copy_(pretrained.Z)
         self.model.variational_strategy.variational_params_initialized.fill_(0)
         self.likelihood.load_state_dict(pretrained.likelihood.state_dict())
         for name, p in self.named_parameters():

@@ -26,15 +26,10 @@ def find_run_files(dirs) -> list[Path]:
 
 
 def method_label(rec: dict) -> str:
-    """Default method name: model-objective ('sgpr', 'fitc' for the collapsed models), '-fixed' for fixed
-    hyperparameters, the estimator if not exact."""
-    model = rec.get("model")
-    label = model if model in ("sgpr", "fitc") else f"{model}-{rec.get('objective')}"
-    if rec.get("hyperparameters") == "fixed":
-        label += "-fixed"
-    if rec.get("estimator") not in (None, "exact"):
-        label += f"-{rec['estimator']}"
-    return label
+    """The method name of a run (compatibility.method_label: the same function names methods everywhere)."""
+    from ..compatibility import method_label as label
+
+    return label(rec.get("model"), rec.get("objective"), rec.get("hyperparameters"), rec.get("estimator"))
 
 
 CONFIG_SKIP = ("launcher", "resume", "results_dir", "run_dir")

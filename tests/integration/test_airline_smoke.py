@@ -41,3 +41,22 @@ def test_airline_grid_point_on_fixture(airline_fixture, experiment, extra):
     assert saved["train_size"] == n and saved["train"]["iterations"] == cfg.trainer.epochs * n // 1000
     assert {"test_nll", "test_error"} <= set(saved["metrics"]) and "val_nll" not in saved["metrics"]
     assert saved["config"]["model"]["ard"] is True
+    assert saved["config"]["model"]["whiten"] is False  # upstream nonconjugate: UnwhitenedVariationalStrategy
+
+
+def test_airline_fixed_dlm_stage1_runs_its_full_epochs_once(airline_fixture):
+    """Fig. 1(f) / suppl. Fig. 7 fixed DLM: the SVGP stage trains objective.pretrain_epochs (smoke: 3) epochs,
+    whatever the grid point's trainer.epochs, and the second epoch count reuses it."""
+    seen = []
+    for epochs in (1, 2):
+        cfg = compose_config(["experiment=dlm_airline_smoke", f"results_dir={airline_fixture / 'results'}",
+                              "trainer.progress=off", "method=dlm_fixed", "objective.beta=1",
+                              f"trainer.epochs={epochs}", "protocol.train_size=2000", "protocol.test_size=500",
+                              "model.num_inducing=10"])
+        record, _ = runner.execute(cfg)
+        assert record.status == "ok", record.error
+        t = record.train
+        assert t["pretrain_model"] == "svgp" and t["pretrain_iterations"] == 3 * 2000 // 1000
+        assert t["iterations"] == epochs * 2000 // 1000
+        seen.append(t["pretrain_reused"])
+    assert seen == [False, True]

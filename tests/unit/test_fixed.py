@@ -21,7 +21,8 @@ def snapshot(module, keep):
 
 
 def test_fixed_dlm_freezes_hyperparameters_and_z_and_learns_q_from_scratch(monkeypatch):
-    cfg, bundle, trainer, X, y = setup(["objective=dlm", "objective.hyperparameters=fixed", "objective.beta=0.5"])
+    cfg, bundle, trainer, X, y = setup(["objective=dlm", "objective.hyperparameters=fixed", "objective.beta=0.5",
+                                        "objective.pretrain_model=svgp"])
     pretrained = {}
     real_adopt = type(bundle).adopt_hyperparameters
 
@@ -30,8 +31,9 @@ def test_fixed_dlm_freezes_hyperparameters_and_z_and_learns_q_from_scratch(monke
         real_adopt(self, pre)
 
     monkeypatch.setattr(type(bundle), "adopt_hyperparameters", spy)
-    pre_result = methods.pretrain_and_freeze(cfg, bundle, X, y, trainer, torch.device("cpu"), torch.float64)
+    pre_result, info = methods.pretrain_and_freeze(cfg, bundle, X, y, trainer, torch.device("cpu"), torch.float64)
     assert pre_result.status == "ok" and pre_result.iterations == 40
+    assert info == {"pretrain_model": "svgp", "pretrain_reused": False}
     pre = pretrained["bundle"]
     assert type(pre.mll).__name__ == "VariationalELBO" and pre.mll.beta == 1.0
     assert type(bundle.mll).__name__ == "PredictiveLogLikelihood" and bundle.mll.beta == 0.5
@@ -57,7 +59,8 @@ def test_fixed_dlm_freezes_hyperparameters_and_z_and_learns_q_from_scratch(monke
 
 
 def test_fixed_sq_dlm_adopts_the_svgp_kernel_and_z_and_has_nothing_to_train():
-    cfg, bundle, trainer, X, y = setup(["objective=sq_dlm", "objective.hyperparameters=fixed"])
+    cfg, bundle, trainer, X, y = setup(["objective=sq_dlm", "objective.hyperparameters=fixed",
+                                        "objective.pretrain_model=svgp"])
     init_Z = bundle.Z.detach().clone()
     methods.pretrain_and_freeze(cfg, bundle, X, y, trainer, torch.device("cpu"), torch.float64)
     assert bundle.trainable_parameters() == []

@@ -53,6 +53,10 @@ SAVIGP_POSTERIOR = {"savigp_fg": ("fg", 1), "savigp_mog1": ("mog", 1), "savigp_m
 FIELDS = ("model", "objective", "estimator", "num_samples", "nu", "hyperparameters", "num_inducing", "mean", "likelihood")
 # PAC presets start the noise at 1 and Z at k-means centres (the paper's GPflow code)
 PAC_EXTRA = {"vfe", "fitc_pac", "full_gp", "kl_pac_gp", "sqrt_pac_gp", "kl_pac_sgp", "sqrt_pac_sgp"}
+# DLM paper / upstream conjugate code (docs/dlm_fidelity.md): joint SVGP and DLM start the noise at 1; the
+# uncollapsed SVGP / DLM methods train on minibatches of 6000 (full batch up to 6000 points) with Adam 1e-3
+DLM_NOISE_1 = {"beta_elbo", "dlm", "dlm_bmc1", "dlm_bmc10", "dlm_bmc100"}
+DLM_MINIBATCH = DLM_NOISE_1 | {"dlm_fixed", "dlm_fixed_bmc10"}
 
 
 def composed_tuple(cfg) -> tuple:
@@ -89,6 +93,10 @@ def spelled_out(method: str) -> list[str]:
     if method in SAVIGP_POSTERIOR:
         kind, k = SAVIGP_POSTERIOR[method]
         ovs += [f"savigp.posterior={kind}", f"savigp.components={k}"]
+    if method in DLM_NOISE_1:
+        ovs.append("model.noise_init=1.0")
+    if method in DLM_MINIBATCH:
+        ovs += ["trainer.batch_size=6000", "trainer.stochastic_lr=0.001"]
     if method in PAC_EXTRA:
         ovs.append("model.noise_init=1.0")
         if model != "exact_gp":

@@ -13,7 +13,16 @@ from dlm_bench.savigp.likelihoods import Gaussian, Softmax
 from dlm_bench.savigp.model import Savigp
 from dlm_bench.savigp.train import fit
 
-torch.set_default_dtype(torch.float64)
+
+
+@pytest.fixture(autouse=True)
+def float64_default():
+    """These tests build tensors with torch's default dtype: float64 here, restored afterwards (no leak into
+    other test files)."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(old)
 
 
 def toy(N=40, M=10, seed=0):

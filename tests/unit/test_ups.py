@@ -160,7 +160,8 @@ def test_ups_mll_likelihood_gradient_equals_the_quadrature_mll():
     for cls in (UPSPredictiveLogLikelihood, QuadraturePredictiveLogLikelihood):
         torch.manual_seed(3)
         from dlm_bench.config import Kernel
-        from dlm_bench.models.svgp import SVGP, make_kernel
+        from dlm_bench.models.components import make_kernel
+        from dlm_bench.models.svgp import SVGP
         model = SVGP(X[:8].clone(), make_kernel(Kernel.rbf, None)).double()
         lik = LIKELIHOODS["student_t"]().double()
         lik.noise = 0.3

@@ -1,0 +1,159 @@
+"""A configuration checked against the declared capabilities (capabilities.py): `check_combination` is a loop over
+the rules below, each reading only declared fields; and the labels one run gets in its name, run.json and reports."""
+
+from __future__ import annotations
+
+from omegaconf import DictConfig
+
+from .capabilities import EstimatorSpec, ModelSpec, ObjectiveSpec
+from .errors import ConfigError
+from .estimators import ESTIMATORS
+from .likelihoods import LIKELIHOODS
+from .models import MODELS
+from .objectives import OBJECTIVES
+
+
+def _lookup(registry: dict, group: str, name: str):
+    if name not in registry:
+        raise ConfigError(f"unknown {group}.name {name!r}; valid choices: {', '.join(registry)}")
+    return registry[name]
+
+
+def specs(cfg: DictConfig) -> tuple[ModelSpec, ObjectiveSpec, EstimatorSpec]:
+    return (_lookup(MODELS, "model", cfg.model.name), _lookup(OBJECTIVES, "objective", cfg.objective.name),
+            _lookup(ESTIMATORS, "estimator", cfg.estimator.name))
+
+
+def pac_evaluation(cfg: DictConfig) -> bool:
+    """Whether a run gets the PAC-Bayes metrics: asked for (eval.pac=true, or paper=pac as before), or implied
+    by a PAC-Bayes objective."""
+    asked = bool(cfg.get("eval", {}).get("pac", False)) or cfg.paper == "pac"
+    obj = OBJECTIVES.get(cfg.objective.name)
+    return asked or bool(obj and obj.pac_bound)
+
+
+def objective_label(cfg: DictConfig) -> str:
+    """The objective a run actually optimises (FITC's is its own marginal likelihood, not the ELBO)."""
+    spec = MODELS.get(cfg.model.name)
+    if spec is not None and spec.label is not None:
+        return spec.label(cfg)
+    return (spec.own_objective if spec and spec.own_objective else None) or cfg.objective.name
+
+
+def unused_sections(cfg: DictConfig) -> set[str]:
+    """Config sections owned by models other than the one that runs (left out of its run name)."""
+    spec = MODELS.get(cfg.model.name)
+    own = spec.config_section if spec is not None else None
+    return {s.config_section for s in MODELS.values() if s.config_section and s.config_section != own}
+
+
+def method_label(model: str, objective: str, hyperparameters: str | None, estimator: str | None) -> str:
+    """One name per method for run.json and the report: the collapsed models by name, otherwise model-objective;
+    '-fixed' for fixed hyperparameters, the estimator if not exact."""
+    spec = MODELS.get(model)
+    label = model if spec is not None and spec.collapsed else f"{model}-{objective}"
+    if hyperparameters == "fixed":
+        label += "-fixed"
+    if estimator not in (None, "exact"):
+        label += f"-{estimator}"
+    return label
+
+
+# --- rules: each returns an error message or None ------------------------------------------------------------
+def _objective_restricted(cfg, m, o, e):
+    if o.models is not None and m.name not in o.models:
+        return f"objective={o.name} trains model={' or '.join(o.models)} (got model={m.name})"
+
+
+def _own_objective(cfg, m, o, e):
+    fixed = cfg.objective.hyperparameters.value == "fixed"
+    if m.own_objective and (o.name != "elbo" or cfg.objective.beta != 1.0 or fixed):
+        return (f"model={m.name} {'is collapsed and ' if m.collapsed else ''}trains its own objective; leave objective at "
+                f"elbo, beta=1, hyperparameters=joint (got objective={o.name}, beta={cfg.objective.beta:g}, "
+                f"hyperparameters={cfg.objective.hyperparameters.value})")
+
+
+def _model_objective(cfg, m, o, e):
+    if o.name not in m.objectives:
+        return f"model={m.name} is trained on {m.trained_on or 'other objectives'}: use objective={' or '.join(m.objectives)} (got {o.name})"
+
+
+def _beta(cfg, m, o, e):
+    if not o.has_beta and (cfg.objective.beta != 1.0 or cfg.objective.beta_index is not None):
+        return f"objective={o.name} has no beta; leave objective.beta=1"
+
+
+def _fixed(cfg, m, o, e):
+    if cfg.objective.hyperparameters.value == "fixed" and not o.fixed_hyperparameters:
+        ok = " or ".join(n for n, s in OBJECTIVES.items() if s.fixed_hyperparameters)
+        return f"objective.hyperparameters=fixed applies to objective={ok}, got objective={o.name}"
+
+
+def _full_batch_what(m, o) -> str:
+    return f"model={m.name}" if m.full_batch_only else f"objective={o.name}"
+
+
+def _estimator_applies(cfg, m, o, e):
+    if e.name != "exact" and (m.full_batch_only or o.name not in e.mlls):
+        return (f"estimator={e.name} estimates the likelihood term of model=svgp with objective={'|'.join(e.mlls)}; "
+                f"{_full_batch_what(m, o)} is closed form, use estimator=exact")
+
+
+def _num_samples(cfg, m, o, e):
+    n = cfg.estimator.num_samples
+    if e.sampling and (n is None or n < 1):
+        return f"estimator.num_samples must be an integer >= 1 for estimator={e.name}, got {n}"
+    if not e.sampling and n is not None:
+        sampling = ", ".join(k for k, s in ESTIMATORS.items() if s.sampling)
+        return f"estimator.num_samples applies to sampling estimators ({sampling}), not estimator={e.name}"
+
+
+def _extra_keys(cfg, m, o, e):
+    for key in ("nu",):
+        v = cfg.estimator.get(key)
+        if key in e.extra_keys:
+            if v is not None and not v >= 0:
+                return f"estimator.{key} must be >= 0, got {v}"
+        elif v is not None:
+            users = ", ".join(f"estimator={k}" for k, s in ESTIMATORS.items() if key in s.extra_keys)
+            return f"estimator.{key} must be >= 0 and applies to {users} only (got {v}, estimator={e.name})"
+
+
+def _likelihood(cfg, m, o, e):
+    lik = cfg.model.get("likelihood")
+    gaussian = lik in (None, "gaussian")
+    if not gaussian and (m.gaussian_only or o.gaussian_only):
+        return (f"{'model=' + m.name if m.gaussian_only else 'objective=' + o.name} is a Gaussian-likelihood method; "
+                f"use model=svgp with objective=elbo|dlm for model.likelihood={lik}")
+    if gaussian and e.non_gaussian_only:
+        return (f"estimator={e.name} is implemented for the non-Gaussian likelihoods "
+                f"({', '.join(k for k in LIKELIHOODS if k != 'gaussian')})")
+
+
+def _full_batch(cfg, m, o, e):
+    if (m.full_batch_only or o.full_batch_only) and cfg.trainer.batch_size is not None:
+        return f"{_full_batch_what(m, o)} is a closed-form, full-batch method; use trainer.batch_size=null"
+
+
+def _zero_mean(cfg, m, o, e):
+    if (m.zero_mean_only or o.zero_mean_only) and cfg.model.mean.value != "zero":
+        return f"{_full_batch_what(m, o)} is implemented for a zero mean function; use model.mean=zero"
+
+
+def _pac_evaluable(cfg, m, o, e):
+    if pac_evaluation(cfg) and not m.pac_evaluable:
+        ok = "|".join(k for k, s in MODELS.items() if s.pac_evaluable)
+        return f"the PAC-Bayes evaluation (paper=pac or eval.pac=true) applies to model={ok} (got model={m.name})"
+
+
+RULES = (_objective_restricted, _own_objective, _model_objective, _beta, _pac_evaluable, _fixed, _estimator_applies,
+         _num_samples, _extra_keys, _likelihood, _full_batch, _zero_mean)
+
+
+def check_combination(cfg: DictConfig) -> None:
+    """The first declared constraint the configuration breaks, as one ConfigError line."""
+    m, o, e = specs(cfg)
+    for rule in RULES:
+        message = rule(cfg, m, o, e)
+        if message:
+            raise ConfigError(message)
