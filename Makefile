@@ -79,7 +79,7 @@ $(PAC_APPF_DATA): | $(STAMP)
 report: $(STAMP)  ## report on everything under RESULTS (default results/)
 	$(VENV)/bin/dlm-bench report $(RESULTS)
 
-bench: $(STAMP)  ## benchmarks, offline (docs/performance.md): Trainer/bare GPyTorch, uPS/bMC, fixed/joint path, 1/default threads
+bench: $(STAMP)  ## benchmarks, offline (docs/performance.md): Trainer/bare GPyTorch, uPS/bMC, fixed/joint path, batched beta grid, 1/default threads
 	$(PY) scripts/bench.py $(ARGS)
 
 grad-bias: $(STAMP)  ## DLM gradient-bias statistics at initialisation on abalone (Fig. 1(g)(h), supplement Fig. 8)

@@ -116,6 +116,9 @@ class ObjectiveConfig:
     # conjugate/script.py get_base_model), SVGP + ELBO otherwise; svgp | sgpr to choose (docs/dlm_fidelity.md)
     pretrain_model: str = "auto"
     pretrain_epochs: Optional[int] = None  # stage-1 epochs in minibatch mode; None: trainer.epochs (airline: 20)
+    # train every beta of the group (same config, other beta_index) in one batched model and write one run
+    # directory per beta, named as unbatched (dlm_bench/batched.py); not part of run names
+    beta_batch: bool = False
 
 
 @dataclass
@@ -264,6 +267,23 @@ class ResumeConfig:
 
 
 @dataclass
+class SggpmConfig:
+    """model=sggpm (Sheth, Wang & Khardon 2015; dlm_bench/sggpm, docs/sggpm.md). One run = one method at one
+    active-set size, trained and tested on every fold. Dropped from run names of other models."""
+
+    method: str = "fp_sparse"  # laplace_sod | grad_sod | dual_sod | fp_sod | grad_sparse | dual_sparse | fp_sparse
+    size_index: int = 0  # index into ISS = round(logspace(log10 ceil(N/100), log10 min(1000, floor(N/2)), 10))
+    num_sizes: int = 10
+    folds: int = 10
+    max_folds: Optional[int] = None  # evaluate only the first folds (smoke runs); null: all
+    perm_seed: int = 1  # upstream's SV = 1 (numpy's generator: not MATLAB's permutation)
+    published_splits: bool = False  # ucsdpeds1l: upstream's stored active-set order and M = 167 folds
+    upstream_mean_double_log: bool = True  # init_hyps' constant mean log(log m_y - sf2/2) (upstream bug, kept)
+    quadrature_nodes: int = 20
+    max_outer: int = 100
+
+
+@dataclass
 class Config:
     dataset: DatasetConfig = field(default_factory=DatasetConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
@@ -277,6 +297,7 @@ class Config:
     eval: EvalConfig = field(default_factory=EvalConfig)
     lgm: LgmConfig = field(default_factory=LgmConfig)
     savigp: SavigpConfig = field(default_factory=SavigpConfig)
+    sggpm: SggpmConfig = field(default_factory=SggpmConfig)
     paper: str = "dlm"
     experiment: str = "default"
     report: Optional[str] = None  # the report spec (dlm_bench/report/specs.py) an experiment's runs are drawn with

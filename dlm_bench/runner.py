@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from . import data, methods
+from . import batched, data, methods
 from .compatibility import check_combination, objective_label, pac_evaluation, unused_sections
 from .beta import OutsideBetaGrid, apply_beta_grid_flag, resolve_beta
 from .config import Hyperparameters
@@ -89,6 +89,7 @@ def run_name(cfg: DictConfig, resolve: bool = True) -> str:
     for k in NOT_IN_RUN_NAME:
         d.pop(k, None)
     d.get("trainer", {}).pop("progress", None)
+    d.get("objective", {}).pop("beta_batch", None)  # how, not what: batched and unbatched runs share names
     d.pop("eval", None)  # what is evaluated shows in whether the pac settings are hashed
     if not pac_evaluation(cfg):
         d.pop("pac", None)  # PAC settings change nothing else: keep other papers' run names as they were
@@ -211,6 +212,8 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
         check_writable(run_dir_for(cfg).parent)
         return spec.execute(cfg)
     apply_beta_grid_flag(cfg.objective)
+    if batched.requested(cfg):  # objective.beta_batch: the whole beta group in one model (dlm_bench/batched.py)
+        return batched.execute_batched(cfg)
     resolve_task_defaults(cfg)
     check_config(cfg)
     check_writable(run_dir_for(cfg).parent)  # before any training: results that cannot be written are lost

@@ -78,6 +78,10 @@ def sweep_job(cfg: DictConfig) -> str:
         return "outside_grid"
     if state in ("done", "failed"):
         return "skipped"
+    from .batched import requested, sweep_group_job
+
+    if requested(cfg):  # objective.beta_batch: the first job of a beta group trains the group
+        return sweep_group_job(cfg, run_dir)
     if threading.current_thread() is threading.main_thread():
         # a joblib worker stopped by stop_workers() unwinds through `finally` and releases its lock
         signal.signal(signal.SIGTERM, _raise_terminated)
@@ -206,12 +210,16 @@ def run_sweep(overrides: list[str]) -> Counter:
     hydra = Hydra.create_main_hydra2("dlm_bench", create_config_search_path(str(conf_dir())))
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if main_thread else None
+    from .batched import announce_beta_indices
+
+    restore_env = announce_beta_indices(overrides)  # the beta group of objective.beta_batch (batched.py)
     try:
         batches = hydra.multirun(config_name="config", task_function=sweep_job, overrides=overrides)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: no worker may go on training without us
         stop_workers()
         raise
     finally:
+        restore_env()
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
         GlobalHydra.instance().clear()

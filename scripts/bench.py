@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
 
+import bench_batched  # noqa: E402
 import bench_fixed  # noqa: E402
 import bench_threads  # noqa: E402
 import bench_trainer  # noqa: E402
@@ -39,6 +40,8 @@ def main():
                           "--reps", "4" if q else "10"])
     print("== fixed-hyperparameter path vs joint path", flush=True)
     fixed_ratio, _ = bench_fixed.main(["--rounds", "3" if q else "5"])
+    print("== batched beta grid vs one run (fixed DLM, 17 betas)", flush=True)
+    batched_ratio = bench_batched.main(["--indices", "8", "--max-iters", "1000"] if q else [])
     print("== thread count", flush=True)
     thread_ratio, cores = bench_threads.main(["--repeats", "2" if q else "3"])
     torch.set_num_threads(args.threads)
@@ -55,6 +58,8 @@ def main():
               f"   ({source})")
     print(f"fixed path / joint path per iteration            {fixed_ratio:6.2f}   target <= 0.6: "
           f"{verdict(fixed_ratio <= 0.6)}")
+    print(f"batched-grid wall / one-run wall (fixed DLM, 17 betas, pol-sized synthetic data, n=1000, M=50)  "
+          f"{batched_ratio:6.2f}   target <= 3: {verdict(batched_ratio <= 3)}")
     print(f"1-thread / {cores}-thread wall, default run           {thread_ratio:6.2f}   (< 1: one thread is faster; "
           f"dlm_bench/threads.py picks 1 here)")
 

@@ -24,6 +24,12 @@ def execute_savigp(cfg):
     return run(cfg)
 
 
+def execute_sggpm(cfg):
+    from ..sggpm.run import execute_sggpm as run
+
+    return run(cfg)
+
+
 _PAC = ("pac_kl", "pac_sqrt")
 MODELS = {s.name: s for s in (
     ModelSpec("svgp", ("elbo", "dlm", "sq_dlm"), build=build_svgp,
@@ -49,6 +55,9 @@ MODELS = {s.name: s for s in (
     ModelSpec("savigp", ("elbo",), execute=execute_savigp, own_objective="elbo", config_section="savigp",
               label=lambda cfg: f"{cfg.savigp.posterior}{cfg.savigp.components if cfg.savigp.posterior == 'mog' else ''}",
               description="SAVIGP (dlm_bench/savigp)"),
+    # Sheth, Wang & Khardon (2015): sparse / SoD GGPM, Laplace, grad, dual, FP (sggpm.*)
+    ModelSpec("sggpm", ("elbo",), execute=execute_sggpm, own_objective="vlb", config_section="sggpm",
+              label=lambda cfg: cfg.sggpm.method, description="sparse variational GGPM (dlm_bench/sggpm)"),
 )}
 
 __all__ = [

@@ -288,6 +288,15 @@ def _savigp_build(paths, out, name):
 SAVIGP_SPECS = (ExternalSpec("savigp", _savigp_build),)
 
 
+def _sggpm_build(paths, out, name):
+    from ..sggpm.report import build
+
+    return build(paths, out, name=name)
+
+
+SGGPM_SPECS = (ExternalSpec("sggpm", _sggpm_build),)
+
+
 def _fp_specs(fig: str, title: str, yscale: str) -> tuple:
     """Sheth & Khardon (2016): -VLB vs process CPU seconds, one panel per dataset, one line per optimiser."""
     methods = tuple(MethodSpec(label, (("objective", opt),)) for label, opt in
@@ -308,6 +317,7 @@ FP_SPECS = {
 SPECS: dict[str, tuple] = {  # report spec name (an experiment's `report:` key) -> its tables and figures
     **FP_SPECS,
     "savigp_fig1": SAVIGP_SPECS, "savigp_fig2": SAVIGP_SPECS, "savigp_fig3": SAVIGP_SPECS, "savigp_fig4": SAVIGP_SPECS,
+    "sggpm_fig2": SGGPM_SPECS,
     "dlm_airline": AIRLINE_SPECS,
     "dlm_samplers_airline": SAMPLER_AIRLINE_SPECS,
     "dlm_samplers_count": SAMPLER_COUNT_SPECS,

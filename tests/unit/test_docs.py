@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 DOCS = sorted([README, *(ROOT / "docs").glob("*.md")])
 # Written on other branches of this round (SGGPM, DLM fidelity); drop this once they are merged.
-PENDING = {ROOT / "docs" / "sggpm.md"}
+PENDING: set = set()  # docs written by branches not merged yet
 
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 

@@ -1,0 +1,84 @@
+"""Figs. 2-3 of Sheth, Wang & Khardon (2015) from sggpm run.json files: per dataset, error (MFE for counts, MZE
+otherwise), MNLPD and CPU training time vs active-set size (log x), one line per method, mean +- standard error
+over folds; a markdown table of the same numbers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from . import METHODS  # noqa: E402
+
+LABEL = {"laplace_sod": "Laplace-SoD", "grad_sod": "grad-SoD", "dual_sod": "dual-SoD", "fp_sod": "FP-SoD",
+         "grad_sparse": "grad-sparse", "dual_sparse": "dual-sparse", "fp_sparse": "FP-sparse"}
+COLOR = {"laplace": "r", "grad": "c", "dual": "g", "fp": "b"}
+
+
+def collect(paths):
+    rows = []
+    for p in paths:
+        d = json.loads(Path(p).read_text())
+        if d.get("status") != "ok" or d.get("model") != "sggpm":
+            continue
+        m = d["metrics"]
+        err = "mfe" if "mfe" in m else "mze"
+        rows.append({"dataset": d["dataset"], "method": d["objective"], "M": int(m["set_size"]), "err_name": err,
+                     "err": m[err], "err_se": m[f"{err}_se"], "mnlpd": m["mnlpd"], "mnlpd_se": m["mnlpd_se"],
+                     "cpu_s": m["cpu_s"], "folds": m["folds"], "neg_vlb": m["neg_vlb"]})
+    return rows
+
+
+def build(paths, out: Path, name: str = "sggpm") -> list[Path]:
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = collect(paths)
+    written = []
+    lines = [f"# {name}: error, MNLPD (mean +- SE over folds) and CPU training time (s, mean over fits)\n"]
+    for ds in sorted({r["dataset"] for r in rows}):
+        sub = [r for r in rows if r["dataset"] == ds]
+        err = sub[0]["err_name"].upper()
+        sizes = sorted({r["M"] for r in sub})
+        methods = [m for m in METHODS if any(r["method"] == m for r in sub)]
+        cell = {(r["method"], r["M"]): r for r in sub}
+        for key, title in (("err", err), ("mnlpd", "MNLPD"), ("cpu_s", "CPU s")):
+            lines.append(f"\n## {ds}: {title}\n\n| method | " + " | ".join(f"M={M}" for M in sizes) + " |")
+            lines.append("|---|" + "---|" * len(sizes))
+            for m in methods:
+                vals = []
+                for M in sizes:
+                    r = cell.get((m, M))
+                    if r is None:
+                        vals.append("-")
+                    elif key == "cpu_s":
+                        vals.append(f"{r[key]:.3g}")
+                    else:
+                        vals.append(f"{r[key]:.4f} +- {r[key + '_se']:.4f}")
+                lines.append(f"| {LABEL[m]} | " + " | ".join(vals) + " |")
+        fig, axes = plt.subplots(1, 3, figsize=(14, 4))
+        for ax, (key, title) in zip(axes, (("err", err), ("mnlpd", "MNLPD"), ("cpu_s", "CPU training time (s)"))):
+            for m in methods:
+                pts = sorted((r["M"], r[key], r.get(key + "_se", 0.0)) for r in sub if r["method"] == m)
+                x = [p[0] for p in pts]
+                alg, kind = m.rsplit("_", 1)
+                ax.errorbar(x, [p[1] for p in pts], yerr=[p[2] for p in pts], label=LABEL[m], color=COLOR[alg],
+                            linestyle="--" if kind == "sod" else "-", marker="o", ms=3, capsize=2)
+            ax.set_xscale("log")
+            if key == "cpu_s":
+                ax.set_yscale("log")
+            ax.set_xlabel("set size")
+            ax.set_title(f"{ds}: {title}")
+        axes[0].legend(fontsize=7)
+        fig.tight_layout()
+        png = out / f"{ds}.png"
+        fig.savefig(png, dpi=110)
+        plt.close(fig)
+        written.append(png)
+    md = out / "tables.md"
+    md.write_text("\n".join(lines) + "\n")
+    written.append(md)
+    return written

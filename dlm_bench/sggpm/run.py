@@ -1,0 +1,136 @@
+"""`dlm-bench run model=sggpm sggpm.method=<method> sggpm.size_index=<i>`: one method at one active-set size, on every
+fold of upstream's protocol (protocol.py). Sparse methods train per fold; SoD methods (incl. Laplace-SoD) train
+once per size on the active rows with fold-1 statistics and are tested on every fold (upstream sod_exp_*.m).
+run.json metrics: mfe (counts) or mze (binary, ordinal), mnlpd, their standard errors over folds, the CPU training
+time (init + training, mean over trained fits), -VLB; curve.csv: one row per fold."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from omegaconf import DictConfig
+
+from ..beta import OutsideBetaGrid
+from ..errors import ConfigError
+from ..results import RunRecord, env_info, write_curve_csv, write_run_json
+from .fit import fit_method, split_method
+from .metrics import metrics
+from .protocol import Fold, iss, nested_protocol, published_ucsdpeds_splits, zscore_stats
+
+TASKS = ("count", "binary", "ordinal")
+
+
+class NotApplicable(OutsideBetaGrid, ConfigError):
+    """A grid point the paper does not have (dual on ordinal data): a one-line error for `dlm-bench run`,
+    an `outside_grid` point for a sweep."""
+
+
+def _targets(task, y):
+    y = np.asarray(y, float).reshape(-1)
+    if task == "binary":
+        return np.where(y > 0, 1.0, -1.0)
+    if task == "ordinal":
+        levels = np.unique(y)
+        return np.searchsorted(levels, y).astype(float) + 1.0  # classes 1..L
+    return y
+
+
+def folds_for(cfg: DictConfig, ds, N: int, M: int, sizes) -> list[Fold]:
+    c = cfg.sggpm
+    if c.published_splits:
+        if ds.name != "ucsdpeds1l":
+            raise ConfigError(f"sggpm.published_splits exists for ucsdpeds1l only, not {ds.name!r}")
+        import os
+
+        order, folds = published_ucsdpeds_splits(os.environ.get("DLM_BENCH_MIRROR"))
+        if M == len(order):
+            return folds
+        if M > len(order):
+            raise ConfigError(f"published splits hold an active-set order of {len(order)} rows, not M = {M}")
+        # the stored files pin the order, not the folds of smaller M: split the rest like the protocol does
+        rng = np.random.default_rng(c.perm_seed)
+        active = order[:M]
+        rest = np.setdiff1d(np.arange(N), active)
+        parts = np.array_split(rest[rng.permutation(len(rest))], c.folds)
+        return [Fold(np.concatenate([np.concatenate([p for j, p in enumerate(parts) if j != k]), active]), parts[k])
+                for k in range(c.folds)]
+    _, folds = nested_protocol(N, sizes, c.perm_seed, c.folds)
+    return folds[M]
+
+
+def execute_sggpm(cfg: DictConfig):
+    from .. import data
+    from ..runner import config_dict, run_dir_for, seed_everything
+
+    c = cfg.sggpm
+    alg, kind = split_method(c.method)
+    seed_everything(cfg.seed)
+    ds = data.load_from_config(cfg.dataset)
+    if ds.task not in TASKS:
+        raise ConfigError(f"model=sggpm needs a count, binary or ordinal dataset; {ds.name!r} is {ds.task}")
+    if alg == "dual" and ds.task == "ordinal":
+        raise NotApplicable("sggpm: the dual method has no ordinal version (paper L185)")
+    N = ds.X.shape[0]
+    sizes = iss(N, c.num_sizes)
+    if not 0 <= c.size_index < len(sizes):
+        raise ConfigError(f"sggpm.size_index must be in [0, {len(sizes) - 1}], got {c.size_index}")
+    M = sizes[c.size_index]
+    X_all = np.asarray(ds.X, float)
+    y_all = _targets(ds.task, ds.y)
+    levels = int(y_all.max()) if ds.task == "ordinal" else None
+    folds = folds_for(cfg, ds, N, M, sizes)
+    n_eval = len(folds) if c.max_folds is None else min(c.max_folds, len(folds))
+    import time
+
+    w0 = time.perf_counter()
+    rows, trained = [], None
+    for k in range(n_eval):
+        f = folds[k]
+        if kind == "sod" and trained is not None:
+            model, fit, hyp, mu, sd = trained
+        else:
+            tr = folds[0].train if kind == "sod" else f.train
+            mu, sd = zscore_stats(X_all[tr])
+            X = torch.tensor((X_all[tr] - mu) / sd)
+            y = torch.tensor(y_all[tr])
+            model, fit, hyp = fit_method(c.method, ds.task, X, y, M, levels=levels,
+                                         upstream_mean_double_log=c.upstream_mean_double_log,
+                                         num_nodes=c.quadrature_nodes, max_outer=c.max_outer)
+            trained = (model, fit, hyp, mu, sd)
+        Xs = torch.tensor((X_all[f.test] - mu) / sd)
+        mean, var = model.predict_latent(Xs, fit.m, fit.cov)
+        met = metrics(model.site, ds.task, torch.tensor(y_all[f.test]), mean, var)
+        rows.append({"fold": k + 1, "cpu_s": fit.cpu_s, "objective": fit.objective, "neg_vlb": -fit.vlb,
+                     "outer": fit.outer, "stop": fit.reason, "trained": kind == "sparse" or k == 0,
+                     "n_train": int(len(f.train) if kind == "sparse" else M), "n_test": int(len(f.test)), **met})
+    err = "mfe" if ds.task == "count" else "mze"
+
+    def mse(key, sel=None):
+        v = np.array([r[key] for r in rows if sel is None or r[sel]], float)
+        return float(v.mean()), float(v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 else float("nan")
+
+    m_err, se_err = mse(err)
+    m_nlpd, se_nlpd = mse("mnlpd")
+    cpu, _ = mse("cpu_s", "trained")
+    wall = time.perf_counter() - w0
+    run_dir = run_dir_for(cfg)
+    record = RunRecord(
+        status="ok" if np.isfinite(m_err) else "diverged", error=None, paper=cfg.paper, experiment=cfg.experiment,
+        dataset=ds.name, task=ds.task, model="sggpm", objective=c.method,
+        estimator="closed_form" if ds.task == "count" else f"gauss_hermite{c.quadrature_nodes}",
+        likelihood={"count": "poisson", "binary": "logistic", "ordinal": "ordinal_cumlogit"}[ds.task], beta=1.0,
+        seed=int(cfg.seed), split=("published" if c.published_splits else f"sggpm_perm{c.perm_seed}") + f"_M{M}",
+        train_size=int(np.mean([r["n_train"] for r in rows])), num_inducing=M, hyperparameters="fixed",
+        config=config_dict(cfg), env=env_info(),
+    )
+    record.metrics = {err: m_err, f"{err}_se": se_err, "mnlpd": m_nlpd, "mnlpd_se": se_nlpd, "cpu_s": cpu,
+                      "set_size": M, "folds": len(rows), "neg_vlb": float(np.mean([r["neg_vlb"] for r in rows])),
+                      "objective_value": float(np.mean([r["objective"] for r in rows]))}
+    record.train = {"method": c.method, "cpu_s": cpu, "iterations": int(sum(r["outer"] for r in rows if r["trained"])),
+                    "epochs": 0, "converged": all(r["stop"] != "max_outer" for r in rows), "wall_s": wall,
+                    "final_loss": record.metrics["objective_value"], "upstream_mean_double_log": bool(c.upstream_mean_double_log),
+                    "hyperparameters": hyp.as_dict(), "stop_reasons": sorted({r["stop"] for r in rows}),
+                    "outer_iterations": [r["outer"] for r in rows], "device": "cpu", "dtype": "float64"}
+    write_curve_csv(run_dir, rows)
+    write_run_json(run_dir, record)
+    return record, run_dir

@@ -1,0 +1,79 @@
+"""Benchmark: wall of one batched beta grid vs one unbatched run (issue 16 items 1 and 6).
+
+Fixed DLM (dlm_fixed: SVGP pretraining, then q(u) with the DLM objective), pol-sized synthetic regression
+data (D = 26, n_train = 1000), M = 50, float64, default trainer (Adam, full batch, the paper's stopping rule).
+batched: `objective.beta_batch=true` trains all 17 betas of the grid [1000, 500, ..., >= 0.01] (one shared
+stage 1, one batched stage 2) and writes 17 run directories; one run: the same configuration at one beta
+index, unbatched. Walls are of runner.execute in-process (data, training, evaluation, writing); the one-run
+wall is the median over beta indices --indices, interleaved with the batched repeats. Target: <= 3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from dlm_bench import runner
+from dlm_bench.cli import compose_config
+
+
+def synthetic_csv(path: Path, n: int = 2000, d: int = 26, seed: int = 0) -> Path:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    w = rng.normal(size=d) / np.sqrt(d)
+    y = np.sin(2 * X @ w) + 0.5 * np.cos(X[:, 0] * X[:, 1]) + 0.1 * rng.normal(size=n)
+    cols = [f"x{i}" for i in range(d)] + ["y"]
+    lines = [",".join(cols)] + [",".join(f"{v:.6g}" for v in row) for row in np.column_stack([X, y])]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def wall(overrides: list[str]) -> tuple[float, dict]:
+    cfg = compose_config(overrides)
+    t0 = time.perf_counter()
+    record, _ = runner.execute(cfg)
+    return time.perf_counter() - t0, record.train
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--indices", default="0,8,16", help="beta indices of the single runs")
+    ap.add_argument("--max-iters", type=int, default=None, help="trainer.max_iters (default: the trainer's)")
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        csv = synthetic_csv(tmp / "pol_like.csv")
+        base = ["dataset=csv", f"dataset.path={csv}", "dataset.target=y", "method=dlm_fixed",
+                "model.num_inducing=50", "protocol.train_size=1000", "trainer.progress=off", "device=cpu",
+                "dtype=float64"]
+        if args.max_iters:
+            base.append(f"trainer.max_iters={args.max_iters}")
+        singles, batches = [], []
+        for r in range(args.repeats):
+            for k in [int(i) for i in args.indices.split(",")]:
+                w, train = wall(base + [f"objective.beta_index={k}", f"results_dir={tmp / f'single{r}_{k}'}"])
+                singles.append(w)
+                print(f"  one run, beta_index={k:2d}: {w:7.2f} s  (stage 1 {train.get('pretrain_iterations')} it, "
+                      f"stage 2 {train['iterations']} it)", flush=True)
+            w, train = wall(base + ["objective.beta_index=0", "objective.beta_batch=true",
+                                    f"results_dir={tmp / f'batched{r}'}"])
+            batches.append(w)
+            n_runs = len(list((tmp / f"batched{r}").glob("*/*/run.json")))
+            print(f"  batched grid ({train['batched']} betas, {n_runs} run dirs): {w:7.2f} s  (stage 1 "
+                  f"{train.get('pretrain_iterations')} it, batch {train['batch_wall_s']:.1f} s)", flush=True)
+    ratio = statistics.median(batches) / statistics.median(singles)
+    print(f"batched-grid wall / one-run wall: {ratio:.2f} (median {statistics.median(batches):.1f} s / "
+          f"{statistics.median(singles):.1f} s)")
+    return ratio
+
+
+if __name__ == "__main__":
+    torch.set_num_threads(1)
+    main()

@@ -1,0 +1,43 @@
+"""model=sggpm through the CLI: the published fold-10 objective from run.json's curve, run names, config errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pandas as pd
+import pytest
+
+from dlm_bench.cli import compose_config
+from dlm_bench.methods import check_method
+from dlm_bench.runner import run_name
+from tests.conftest import cli_command
+
+
+def test_default_run_name_unchanged_by_sggpm_section():
+    assert run_name(compose_config([])) == "boston_svgp_elbo_beta1_seed0_fdd973a4"
+    assert "_sggpm_fp_sparse_" in run_name(compose_config(["model=sggpm", "dataset=ucsdpeds1l"]))
+    check_method(compose_config(["model=sggpm"]))
+
+
+@pytest.mark.slow
+def test_cli_published_splits_fold10(shared_data, tmp_path, cli_env):
+    env = dict(cli_env, DLM_BENCH_MIRROR=str(shared_data), DLM_BENCH_DATA=str(tmp_path / "cache"), OMP_NUM_THREADS="1")
+    out = subprocess.run(cli_command() + ["run", "dataset=ucsdpeds1l", "model=sggpm", "sggpm.method=fp_sparse",
+                                          "sggpm.size_index=4", "sggpm.published_splits=true",
+                                          f"results_dir={tmp_path}"], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    run_dir = next(tmp_path.glob("default/ucsdpeds1l_sggpm_fp_sparse_*"))
+    rec = json.loads((run_dir / "run.json").read_text())
+    curve = pd.read_csv(run_dir / "curve.csv")
+    assert curve["objective"].iloc[9] == pytest.approx(8208.705779651731, rel=1e-8)
+    assert rec["train"]["upstream_mean_double_log"] is True
+    assert rec["metrics"]["set_size"] == 167 and rec["metrics"]["folds"] == 10
+    assert 0.06 < rec["metrics"]["mfe"] < 0.15  # the paper's Fig. 2 ucsdpeds1l range
+
+
+def test_dual_on_ordinal_is_a_one_line_error(shared_data, tmp_path, cli_env):
+    env = dict(cli_env, DLM_BENCH_MIRROR=str(shared_data), DLM_BENCH_DATA=str(tmp_path / "cache"), OMP_NUM_THREADS="1")
+    out = subprocess.run(cli_command() + ["run", "dataset=stock", "model=sggpm", "sggpm.method=dual_sparse",
+                                          f"results_dir={tmp_path}"], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "no ordinal version" in out.stderr and len(out.stderr.strip().splitlines()) == 1
