@@ -6,14 +6,16 @@ editing this file), on a small generated regression table (dataset=csv, 60 rows)
   combination rules, a few optimiser steps lower the loss, and the predictions on the test rows are finite with
   positive variance (none only for a method that defines no predictive variance: sq_dlm), and so are the
   predictive metrics;
-* a ModelSpec with `execute=` (its own fit loop: lgm_*, savigp): one tiny run through runner.execute ends with
-  status ok and finite metrics.
+* a ModelSpec with `execute=` (its own fit loop: lgm_*, savigp, sggpm): one tiny run through runner.execute
+  ends with status ok and finite metrics (sggpm on a generated count table).
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -26,12 +28,16 @@ from dlm_bench.train import Trainer
 from tests.helpers import write_regression_csv
 
 NO_PREDICTIVE_VARIANCE = {"sq_dlm"}  # objectives whose bundles define a mean only (ModelBundle.predict_f)
-# the smallest run of each model with its own fit loop (its config section's keys); a new one needs a line here
+# the smallest run of each model with its own fit loop: (task of the generated table, its config section's keys);
+# a new one needs a line here
 TINY_EXECUTE = {
-    "lgm_glm": ["lgm.max_iters=5"],
-    "lgm_gp": ["lgm.max_iters=5", "lgm.hyper_points=20"],
-    "lgm_sparse": ["lgm.max_iters=5", "lgm.hyper_points=20", "lgm.num_inducing=8"],
-    "savigp": ["savigp.max_iter=2", "savigp.num_samples=20", "savigp.num_inducing=8", "savigp.pred_samples=100"],
+    "lgm_glm": ("regression", ["lgm.max_iters=5"]),
+    "lgm_gp": ("regression", ["lgm.max_iters=5", "lgm.hyper_points=20"]),
+    "lgm_sparse": ("regression", ["lgm.max_iters=5", "lgm.hyper_points=20", "lgm.num_inducing=8"]),
+    "savigp": ("regression", ["savigp.max_iter=2", "savigp.num_samples=20", "savigp.num_inducing=8",
+                              "savigp.pred_samples=100"]),
+    "sggpm": ("count", ["sggpm.folds=2", "sggpm.max_folds=2", "sggpm.num_sizes=2", "sggpm.size_index=1",
+                        "sggpm.max_outer=3"]),
 }
 
 
@@ -50,12 +56,18 @@ EXECUTE_CASES = [name for name, spec in MODELS.items() if spec.execute is not No
 
 
 @pytest.fixture(scope="module")
-def table(tmp_path_factory):
-    return write_regression_csv(tmp_path_factory.mktemp("model_contract") / "reg.csv", n=60, d=2)
+def tables(tmp_path_factory):
+    """task -> a 60-row generated table: regression (tests/helpers.py), count (Poisson, log rate linear in x0, x1)."""
+    d = tmp_path_factory.mktemp("model_contract")
+    reg = write_regression_csv(d / "reg.csv", n=60, d=2)
+    df = pd.read_csv(reg)
+    rng = np.random.default_rng(1)
+    df.assign(y=rng.poisson(np.exp(0.5 + 0.5 * df["x0"] - 0.3 * df["x1"]))).to_csv(d / "count.csv", index=False)
+    return {"regression": reg, "count": d / "count.csv"}
 
 
-def data_overrides(table, tmp_path):
-    return ["dataset=csv", f"dataset.path={table}", "dataset.target=y", "dataset.task=regression",
+def data_overrides(tables, tmp_path, task="regression"):
+    return ["dataset=csv", f"dataset.path={tables[task]}", "dataset.target=y", f"dataset.task={task}",
             f"results_dir={tmp_path}", "trainer.progress=off"]
 
 
@@ -65,8 +77,8 @@ def test_every_model_is_covered():
 
 
 @pytest.mark.parametrize("name,objective", BUILD_CASES, ids=[f"{m}-{o}" for m, o in BUILD_CASES])
-def test_built_model_trains_and_predicts(name, objective, table, tmp_path):
-    cfg = compose_config(data_overrides(table, tmp_path) + [
+def test_built_model_trains_and_predicts(name, objective, tables, tmp_path):
+    cfg = compose_config(data_overrides(tables, tmp_path) + [
         f"model={name}", f"objective={objective}", "model.num_inducing=8", "trainer.max_iters=5", "trainer.lr=0.01",
         "trainer.tol=0"])
     runner.resolve_task_defaults(cfg)  # as runner.execute: likelihood and mean function from the task
@@ -101,11 +113,12 @@ def test_built_model_trains_and_predicts(name, objective, table, tmp_path):
 
 
 @pytest.mark.parametrize("name", EXECUTE_CASES)
-def test_executed_model_runs(name, table, tmp_path):
+def test_executed_model_runs(name, tables, tmp_path):
     if name not in TINY_EXECUTE:
         pytest.fail(f"model={name} has its own execute path: add its smallest run's overrides to TINY_EXECUTE in "
                     f"tests/integration/test_model_contract.py")
-    cfg = compose_config(data_overrides(table, tmp_path) + [f"model={name}"] + TINY_EXECUTE[name])
+    task, overrides = TINY_EXECUTE[name]
+    cfg = compose_config(data_overrides(tables, tmp_path, task) + [f"model={name}"] + overrides)
     record, run_dir = runner.execute(cfg)
     assert record.status == "ok", record.error
     assert record.model == name and (run_dir / "run.json").is_file()
