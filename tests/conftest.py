@@ -3,6 +3,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import cli_command  # noqa: F401 (moved to tests/helpers.py: import it from there)
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
