@@ -57,14 +57,17 @@ def requested(cfg: DictConfig) -> bool:
             and cfg.model.name == "svgp")
 
 
-def check_supported(cfg: DictConfig) -> None:
+def check_supported(cfg: DictConfig, n_train: int | None = None) -> None:
+    """n_train: known once the data are loaded; a trainer.batch_size >= n_train is full batch (the presets' 6000)."""
+    bs = cfg.trainer.batch_size
+    full_batch = bs is None or n_train is None or bs >= n_train
     lik = cfg.model.get("likelihood") or "gaussian"
     optimizer = getattr(cfg.trainer.optimizer, "value", cfg.trainer.optimizer)
     bad = [f"{k}={v}" for k, v, ok in (
         ("estimator.name", cfg.estimator.name, cfg.estimator.name == "exact"),
         ("model.likelihood", lik, lik == "gaussian"),
         ("trainer.optimizer", optimizer, optimizer == "adam"),
-        ("trainer.batch_size", cfg.trainer.batch_size, cfg.trainer.batch_size is None),
+        ("trainer.batch_size", bs, full_batch),
         ("trainer.track_every", cfg.trainer.track_every, not cfg.trainer.track_every),
         ("run_dir", cfg.run_dir, not cfg.run_dir),
     ) if not ok]
@@ -368,6 +371,7 @@ def _train_group(cfg: DictConfig):
     prep.rng_after = _get_rng()
     X, y = prep.tensors["train"]
     n = X.shape[0]
+    check_supported(cfg, n)
     own = cfg.objective.beta_index
     cfg.objective.beta = resolve_beta(cfg.objective, n)  # OutsideBetaGrid for the own index, as unbatched
     size = len(beta_grid(n, cfg.objective.min_beta))
@@ -414,12 +418,16 @@ def _train_members(cfg, members, prep, device, dtype) -> dict:
     fixed = cfg.objective.hyperparameters is Hyperparameters.fixed
     trainer = Trainer.from_config(cfg.trainer, seed=cfg.seed)
     start = time.perf_counter()
-    pretrain = None
+    pretrain, pretrain_info = None, {}
     results = None
-    if fixed:  # stage 1 once for the whole group: it does not depend on beta
-        pretrain = methods.pretrain_and_freeze(cfg, template, X, y, trainer, device, dtype)
+    if fixed:  # stage 1 once for the whole group (and stored for every later group with the same key)
+        from .pretrain import PretrainStore
+
+        pretrain, pretrain_info = methods.pretrain_and_freeze(cfg, template, X, y, trainer, device, dtype,
+                                                              store=PretrainStore(cfg.results_dir))
         if pretrain.status != "ok":
-            results = [TrainResult(status=pretrain.status, error=f"SVGP pretraining: {pretrain.error}")
+            stage1 = pretrain_info["pretrain_model"].upper()
+            results = [TrainResult(status=pretrain.status, error=f"{stage1} pretraining: {pretrain.error}")
                        for _ in members]
     out = {}
     if results is None:
@@ -446,7 +454,8 @@ def _train_members(cfg, members, prep, device, dtype) -> dict:
             continue
         if batch is not None and results[b].status == "ok":
             batch.gather(b)
-        out[k] = _write_member(mcfg, prep, template, results[b], pretrain, run_dir, device, B, batch_wall)
+        out[k] = _write_member(mcfg, prep, template, results[b], pretrain, run_dir, device, B, batch_wall,
+                               pretrain_info)
         if len(members) > 1:
             _announce(out[k])
     return out
@@ -476,7 +485,7 @@ def _announce(result) -> None:
     _progress(run_dir, f"{record.status} (batched)", record.metrics, record.train.get("wall_s"))
 
 
-def _write_member(cfg, prep, bundle, result, pretrain, run_dir, device, B, batch_wall):
+def _write_member(cfg, prep, bundle, result, pretrain, run_dir, device, B, batch_wall, pretrain_info=None):
     """The run.json + curve.csv runner.execute writes for this member (same fields; train.batched added)."""
     import traceback
 
@@ -533,8 +542,11 @@ def _write_member(cfg, prep, bundle, result, pretrain, run_dir, device, B, batch
         "device": str(device),
         "dtype": cfg.dtype.value,
     }
+    record.train["tol_on"] = cfg.trainer.tol_on
     if pretrain is not None:
         record.train.update(
+            **(pretrain_info or {}),
+            total_wall_s=batch_wall,  # both stages: the batch clock starts before stage 1
             pretrain_iterations=pretrain.iterations,
             pretrain_converged=pretrain.converged,
             pretrain_wall_s=pretrain.wall_s,

@@ -14,7 +14,7 @@ CONTRACT_TOP = {
     "likelihood", "beta", "seed", "split", "train_size", "num_inducing", "hyperparameters", "metrics", "train",
     "config", "env",
 }
-CONTRACT_TRAIN = {"iterations", "epochs", "converged", "wall_s", "final_loss", "device", "dtype"}
+CONTRACT_TRAIN = {"iterations", "epochs", "converged", "wall_s", "final_loss", "device", "dtype", "tol_on"}
 CONTRACT_ENV = {"dlm_bench", "torch", "gpytorch", "python", "git", "host"}
 
 
