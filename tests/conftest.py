@@ -1,8 +1,9 @@
 import os
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import cli_command  # noqa: F401 (moved to tests/helpers.py: import it from there)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -17,14 +18,16 @@ def shared_data() -> Path:
     return path
 
 
-def cli_command() -> list[str]:
-    """`dlm-bench` from the venv running the tests."""
-    exe = Path(sys.executable).parent / "dlm-bench"
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "dlm_bench.cli"]
-
-
 @pytest.fixture
 def cli_env(tmp_path):
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"
     return env
+
+
+@pytest.fixture(scope="session")
+def glm_tables(tmp_path_factory):
+    """binary.csv and count.csv (tests/helpers.py write_glm_tables), written once per session."""
+    from tests.helpers import write_glm_tables
+
+    return write_glm_tables(tmp_path_factory.mktemp("glm"))

@@ -1,5 +1,10 @@
-"""Reusable test helpers: contract checks that every entry of a registry runs (a newly registered entry is
-tested without editing the tests), and the independent references they compare against."""
+"""Reusable test helpers, imported by test files (test files never import from each other): contract checks
+that every entry of a registry runs (a newly registered entry is tested without editing the tests), the
+independent references they compare against, a small SVGP problem, generated CSV tables, the CLI command.
+
+Layout: tests/unit/ checks pieces against independent references (fast); tests/integration/ trains end to end
+(runner.execute, the CLI, sweeps). Registry contracts: tests/unit/test_likelihood_contract.py (LIKELIHOODS),
+tests/unit/test_estimator_contract.py (ESTIMATORS), tests/integration/test_model_contract.py (MODELS)."""
 
 from __future__ import annotations
 
@@ -87,3 +92,110 @@ def grid_expectation(fn, mu: float, var: float) -> float:
     f, w = dense_f_grid(mu, var)
     values = fn(torch.as_tensor(f, dtype=torch.float64)).numpy()
     return float((np.exp(normal_logpdf(f, mu, var)) * w * values).sum())
+
+
+# --- the command line -------------------------------------------------------------------------------
+
+
+def cli_command() -> list[str]:
+    """`dlm-bench` from the venv running the tests."""
+    import sys
+    from pathlib import Path
+
+    exe = Path(sys.executable).parent / "dlm-bench"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "dlm_bench.cli"]
+
+
+# --- a small SVGP problem with a set q(u) (objective and estimator tests) ---------------------------
+
+JITTER = 1e-8
+
+
+def make_problem(seed, n=40, d=3, m=7):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.sin(X.sum(1)) + 0.3 * rng.normal(size=n)
+    Z = rng.normal(size=(m, d))
+    return rng, X, y, Z
+
+
+def build(Z, whiten, lengthscale, outputscale, noise, likelihood=None):
+    """A float64 SVGP (RBF kernel, zero mean, jitter JITTER) on inducing inputs Z and a likelihood (default:
+    Gaussian with the given noise)."""
+    import gpytorch
+
+    from dlm_bench.config import Kernel, MeanFunction
+    from dlm_bench.models.components import make_kernel
+    from dlm_bench.models.svgp import SVGP
+
+    kernel = make_kernel(Kernel.rbf, None)
+    model = SVGP(torch.as_tensor(Z), kernel, MeanFunction.zero, learn_inducing=True, whiten=whiten).double()
+    model.variational_strategy.jitter_val = JITTER
+    kernel.base_kernel.lengthscale = lengthscale
+    kernel.outputscale = outputscale
+    if likelihood is None:
+        likelihood = gpytorch.likelihoods.GaussianLikelihood().double()
+        likelihood.noise = noise
+    return model, likelihood
+
+
+def set_q(model, m, S):
+    q = model.variational_strategy._variational_distribution
+    # otherwise the first training-mode call re-initialises q(u) to the prior
+    model.variational_strategy.variational_params_initialized.fill_(1)
+    with torch.no_grad():
+        q.variational_mean.copy_(torch.as_tensor(m))
+        q.chol_variational_covar.copy_(torch.as_tensor(np.linalg.cholesky(S)))
+
+
+# --- small generated CSV tables (runs without downloads) --------------------------------------------
+
+
+def write_glm_tables(d):
+    """binary.csv and count.csv (240 rows, columns a, b, y) under the folder d."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(240, 2))
+    f = np.sin(2 * X[:, 0]) + 0.5 * X[:, 1]
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": (f + 0.3 * rng.normal(size=240) > 0).astype(int)}).to_csv(
+        d / "binary.csv", index=False)
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": rng.poisson(np.exp(1 + f))}).to_csv(d / "count.csv", index=False)
+    return d
+
+
+def glm_overrides(tables, task, tmp_path, *extra):
+    """A short run on one of write_glm_tables' tables."""
+    return [f"dataset=csv", f"dataset.path={tables / (task + '.csv')}", "dataset.target=y", f"dataset.task={task}",
+            "protocol=dlm_classification", "protocol.train_size=150", "protocol.test_size=60", "model.num_inducing=10",
+            f"results_dir={tmp_path}", "trainer.max_iters=15", "trainer.progress=off", *extra]
+
+
+def write_regression_csv(path, n=60, d=2, seed=0):
+    """A small regression table (columns x0..x{d-1}, y): y = sin(2 x0) + 0.5 x1 + noise."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, size=(n, d))
+    y = np.sin(2 * X[:, 0]) + (0.5 * X[:, 1] if d > 1 else 0) + 0.1 * rng.normal(size=n)
+    pd.DataFrame({**{f"x{i}": X[:, i] for i in range(d)}, "y": y}).to_csv(path, index=False)
+    return path
+
+
+# --- composed experiment grids ----------------------------------------------------------------------
+
+
+def sweeper_params(experiment: str) -> dict:
+    """hydra.sweeper.params as Hydra composes them (a smoke variant inherits its full variant's grid)."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf
+
+    from dlm_bench.config import conf_dir, register_configs
+
+    register_configs()
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=[f"experiment={experiment}"], return_hydra_config=True)
+    params = cfg.hydra.sweeper.params
+    return OmegaConf.to_container(params) if params is not None else {}  # a one-run experiment (savigp_fig4)

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from tests.conftest import cli_command
+from tests.helpers import cli_command
 
 CONTRACT_TOP = {
     "schema", "status", "error", "paper", "experiment", "dataset", "task", "model", "objective", "estimator",

@@ -7,7 +7,7 @@ import subprocess
 import pandas as pd
 import pytest
 
-from tests.conftest import cli_command
+from tests.helpers import cli_command
 from dlm_bench.cli import compose_config
 from dlm_bench.errors import ConfigError
 from dlm_bench.methods import check_method

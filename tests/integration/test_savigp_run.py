@@ -12,7 +12,7 @@ from dlm_bench.cli import compose_config
 from dlm_bench.errors import ConfigError
 from dlm_bench.runner import execute, run_name
 from dlm_bench.savigp import report
-from tests.conftest import cli_command
+from tests.helpers import cli_command
 
 
 def test_default_run_name_unchanged():

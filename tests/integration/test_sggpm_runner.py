@@ -11,7 +11,7 @@ import pytest
 from dlm_bench.cli import compose_config
 from dlm_bench.methods import check_method
 from dlm_bench.runner import run_name
-from tests.conftest import cli_command
+from tests.helpers import cli_command
 
 
 def test_default_run_name_unchanged_by_sggpm_section():

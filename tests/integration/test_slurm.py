@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from tests.conftest import cli_command
+from tests.helpers import cli_command
 
 pytestmark = pytest.mark.slurm
 

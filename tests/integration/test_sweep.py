@@ -6,7 +6,7 @@ import subprocess
 
 from dlm_bench import runner
 from dlm_bench.sweep import run_sweep, summary_line
-from tests.conftest import cli_command
+from tests.helpers import cli_command
 
 FAST = ["trainer.max_iters=5", "model.num_inducing=10", "launcher=local"]
 

@@ -9,7 +9,7 @@ import torch
 
 from dlm_bench.estimators import BMCPredictiveLogLikelihood, BMCVariationalELBO
 from dlm_bench.estimators.bmc import sampled_log_likelihoods
-from tests.unit.test_objectives import build, make_problem, set_q
+from tests.helpers import build, make_problem, set_q
 
 
 def exact_log_predictive(y, mu, var, noise):

@@ -1,6 +1,7 @@
 """Every file under conf/ composes against the schema; run names are deterministic."""
 
 import pytest
+from omegaconf import OmegaConf
 
 from dlm_bench.cli import compose_config
 from dlm_bench.config import GROUPS, conf_dir, group_options
@@ -17,10 +18,51 @@ def test_every_conf_file_is_covered():
     assert yaml_files <= covered  # (dataset options come from the registry, not from files)
 
 
+def _file_leaves(group: str, option: str) -> dict:
+    """dotted key (in the composed config) -> value, for every leaf the option's yaml file sets: first what its
+    defaults list brings in (`override /group: option`, or another option of its own group), then its own
+    values (which win, Hydra's `_self_` last). The hydra section is left out."""
+    if group == "dataset":  # options generated from the dataset registry
+        return {"dataset.name": option}
+    path = conf_dir() / group / f"{option}.yaml"
+    node = OmegaConf.load(path)
+    glob = "@package _global_" in path.read_text().split("\n", 1)[0]
+    out = {}
+    for entry in node.get("defaults", []):
+        if isinstance(entry, str) and entry != "_self_":
+            out.update(_file_leaves(group, entry))
+        elif not isinstance(entry, str):
+            for k, v in entry.items():
+                if k.removeprefix("override ").lstrip("/").startswith("hydra/"):
+                    continue  # Hydra's own plugins (the launcher group picks one)
+                out.update(_file_leaves(k.removeprefix("override ").lstrip("/"), v))
+
+    def walk(n, prefix):
+        for k, v in n.items():
+            key = f"{prefix}.{k}" if prefix else str(k)
+            if OmegaConf.is_dict(v):
+                walk(v, key)
+            elif prefix or k not in ("defaults", "hydra"):
+                out[key] = OmegaConf.to_container(v) if OmegaConf.is_list(v) else v
+
+    walk(OmegaConf.create({k: v for k, v in node.items() if k not in ("defaults", "hydra")}), "" if glob else group)
+    return out
+
+
 @pytest.mark.parametrize("override", CASES)
-def test_conf_file_composes(override):
+def test_conf_file_composes_to_what_it_sets(override):
+    """Each option composes, and the composed config has every value its yaml file sets (an experiment's own
+    values win over the groups it overrides; a dataset option, generated from the registry, names itself)."""
+    group, option = override.split("=")
     cfg = compose_config([override])
-    assert cfg.dataset.name and cfg.model.name and cfg.objective.name
+    composed = OmegaConf.to_container(cfg, resolve=False, enum_to_str=True)
+    leaves = _file_leaves(group, option)
+    assert leaves, f"{group}/{option}.yaml sets nothing"
+    for key, want in leaves.items():
+        got = composed
+        for part in key.split("."):
+            got = got[part]
+        assert got == want or (isinstance(want, float) and got == pytest.approx(want)), (override, key, got, want)
 
 
 def test_run_name_is_deterministic_and_config_sensitive():

@@ -7,7 +7,7 @@ import torch
 from dlm_bench.models.svgp import SVGPBundle
 from dlm_bench.objectives import OBJECTIVES
 from tests.gradcheck import assert_grads_match_finite_differences
-from tests.unit.test_objectives import build, make_problem, set_q
+from tests.helpers import build, make_problem, set_q
 
 
 @pytest.mark.parametrize("whiten", [True, False])

@@ -1,46 +1,12 @@
 """The GPyTorch objectives we register, checked against numpy re-derivations (tests/reference.py)."""
 
-import gpytorch
 import numpy as np
 import pytest
 import torch
 
-from dlm_bench.config import MeanFunction
-from dlm_bench.models.components import make_kernel
-from dlm_bench.models.svgp import SVGP
-from dlm_bench.config import Kernel
 from dlm_bench.objectives import OBJECTIVES
 from tests import reference as ref
-
-JITTER = 1e-8
-
-
-def make_problem(seed, n=40, d=3, m=7):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    y = np.sin(X.sum(1)) + 0.3 * rng.normal(size=n)
-    Z = rng.normal(size=(m, d))
-    return rng, X, y, Z
-
-
-def build(Z, whiten, lengthscale, outputscale, noise):
-    kernel = make_kernel(Kernel.rbf, None)
-    model = SVGP(torch.as_tensor(Z), kernel, MeanFunction.zero, learn_inducing=True, whiten=whiten).double()
-    model.variational_strategy.jitter_val = JITTER
-    kernel.base_kernel.lengthscale = lengthscale
-    kernel.outputscale = outputscale
-    likelihood = gpytorch.likelihoods.GaussianLikelihood().double()
-    likelihood.noise = noise
-    return model, likelihood
-
-
-def set_q(model, m, S):
-    q = model.variational_strategy._variational_distribution
-    # otherwise the first training-mode call re-initialises q(u) to the prior
-    model.variational_strategy.variational_params_initialized.fill_(1)
-    with torch.no_grad():
-        q.variational_mean.copy_(torch.as_tensor(m))
-        q.chol_variational_covar.copy_(torch.as_tensor(np.linalg.cholesky(S)))
+from tests.helpers import JITTER, build, make_problem, set_q
 
 
 @pytest.mark.parametrize("whiten", [True, False])

@@ -4,11 +4,16 @@ values, and the 1-D predictive figure."""
 import json
 
 import pandas as pd
+import pytest
 
+from dlm_bench.methods import objective_label
+from dlm_bench.cli import compose_config
+from dlm_bench.config import group_options
 from dlm_bench.report.build import compare_with_reference
 from dlm_bench.report.collect import flatten
 from dlm_bench.report.figures import make_predictive_figure
 from dlm_bench.report.specs import SPECS, MethodSpec, PredictiveSpec, where
+from tests.helpers import sweeper_params
 
 
 def test_flatten_copies_selected_config_values(tmp_path):
@@ -30,6 +35,39 @@ def test_compare_with_reference_flags_differences_beyond_two_standard_errors():
     assert md.startswith("1 of 2 differ")  # 0.027 > 2*sqrt(2)*0.003; 0.003 < 2*sqrt(2)*0.005; eps 0.4 has no reference
     lines = [l for l in md.splitlines() if l.startswith("| boston")]
     assert len(lines) == 2 and ">2SE" in lines[0] and ">2SE" not in lines[1]
+
+
+PAC_EXPERIMENTS = [e for e in group_options("experiment") if e.startswith("pac_") and not e.endswith("_smoke")]
+
+
+def _method_rows(experiment: str) -> list[dict]:
+    """(model, objective as run.json records it) of every method the experiment's grid runs (its `method`
+    sweep, else the method it composes to)."""
+    methods = str(sweeper_params(experiment).get("method", "")).split(",")
+    rows = []
+    for m in filter(None, (s.strip() for s in methods)) if any(methods) else [None]:
+        cfg = compose_config([f"experiment={experiment}"] + ([f"method={m}"] if m else []))
+        rows.append({"model": cfg.model.name, "objective": objective_label(cfg)})
+    return rows
+
+
+def _matches(method_spec: MethodSpec, row: dict) -> bool:
+    return all(row[col] == val for col, val in method_spec.where if col in row)
+
+
+@pytest.mark.parametrize("experiment", PAC_EXPERIMENTS)
+def test_pac_report_draws_every_method_its_experiment_runs(experiment):
+    """Against the experiment's grid in conf/: every swept method appears in some table or figure of the
+    experiment's report spec, and every series of the spec selects a method the grid runs (no empty line)."""
+    specs = SPECS[compose_config([f"experiment={experiment}"]).report]
+    series = [m for spec in specs for m in (getattr(spec, "methods", None) or ())]
+    series += [m for spec in specs for m in (getattr(spec, "method", None), getattr(spec, "overlay", None)) if m]
+    rows = _method_rows(experiment)
+    assert series and rows
+    for row in rows:
+        assert any(_matches(m, row) for m in series), f"{experiment}: {row} is run but in no table or figure"
+    for m in series:
+        assert any(_matches(m, row) for row in rows), f"{experiment}: series {m.label!r} selects no method it runs"
 
 
 def test_predictive_figure_reads_the_runs_predictive_json(tmp_path):

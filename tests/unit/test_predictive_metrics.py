@@ -6,13 +6,10 @@ import math
 
 import gpytorch
 import numpy as np
-import pandas as pd
 import pytest
 import torch
 from scipy import stats
 
-from dlm_bench import runner
-from dlm_bench.cli import compose_config
 from dlm_bench.evaluation import predictive_metrics
 from dlm_bench.likelihoods import GaussianLikelihood
 from tests.helpers import make_likelihood
@@ -59,23 +56,3 @@ def test_no_predictive_density_gives_the_mse_of_the_latent_mean():
 def test_a_likelihood_without_the_metrics_contract_is_refused():
     with pytest.raises(TypeError, match="not a registered likelihood"):
         predictive_metrics(Bundle(gpytorch.likelihoods.GaussianLikelihood().double()), X, Y, 1.0, "test")
-
-
-@pytest.mark.parametrize("task,metric", [("binary", "test_error"), ("count", "test_mre")])
-def test_tracked_curve_of_a_glm_run_ends_at_the_reported_metrics(tmp_path, task, metric):
-    rng = np.random.default_rng(1)
-    Xd = rng.normal(size=(120, 2))
-    f = np.sin(2 * Xd[:, 0])
-    y = (f + 0.3 * rng.normal(size=120) > 0).astype(int) if task == "binary" else rng.poisson(np.exp(1 + f))
-    pd.DataFrame({"a": Xd[:, 0], "b": Xd[:, 1], "y": y}).to_csv(tmp_path / "t.csv", index=False)
-    cfg = compose_config(["dataset=csv", f"dataset.path={tmp_path / 't.csv'}", "dataset.target=y",
-                          f"dataset.task={task}", "protocol=dlm_classification", "protocol.train_size=80", "protocol.test_size=25",
-                          "model.num_inducing=8", f"results_dir={tmp_path}", "trainer.max_iters=12",
-                          "trainer.track_every=5", "trainer.progress=off"])
-    record, run_dir = runner.execute(cfg)
-    assert record.status == "ok", record.error
-    curve = pd.read_csv(run_dir / "curve.csv").dropna(subset=["test_nll"])
-    assert list(curve["iteration"]) == [1, 5, 10, 12]
-    assert curve["test_nll"].iloc[-1] == record.metrics["test_nll"]
-    assert curve[metric].iloc[-1] == record.metrics[metric]
-    assert "test_mse" not in curve.columns

@@ -14,6 +14,7 @@ from omegaconf import OmegaConf
 
 from dlm_bench.cli import UserError, compose_config
 from dlm_bench.config import conf_dir, group_options
+from tests.helpers import sweeper_params
 
 # method -> (model, objective, estimator, num_samples, nu, hyperparameters, num_inducing, mean, likelihood)
 # num_inducing/mean are the model group's defaults (svgp: 50/auto; sgpr, fitc: 50/zero; pac_sgp: 100/zero;
@@ -121,21 +122,6 @@ def _values(spec) -> list[str]:
     if m:
         return [str(v) for v in range(int(m.group(1)), int(m.group(2)))]
     return [v.strip() for v in spec.split(",")]
-
-
-def sweeper_params(experiment: str) -> dict:
-    """hydra.sweeper.params as Hydra composes them (a smoke variant inherits its full variant's grid)."""
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-
-    from dlm_bench.config import register_configs
-
-    register_configs()
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
-        cfg = compose(config_name="config", overrides=[f"experiment={experiment}"], return_hydra_config=True)
-    params = cfg.hydra.sweeper.params
-    return OmegaConf.to_container(params) if params is not None else {}  # a one-run experiment (savigp_fig4)
 
 
 def grid_points(experiment: str) -> list[list[str]]:

@@ -1,4 +1,5 @@
-"""Runner: failures inside a run are recorded in run.json, never lost."""
+"""Runner: failures inside a run are recorded in run.json, never lost (training replaced by a stub; real
+runs: tests/integration/test_runner.py)."""
 
 import json
 
@@ -30,27 +31,3 @@ def test_exception_inside_training_is_recorded_as_failed(tmp_path, monkeypatch):
     saved = json.loads((run_dir / "run.json").read_text())
     assert saved["status"] == "failed" and saved["error"] == "RuntimeError: simulated crash"
     assert "simulated crash" in (run_dir / "traceback.txt").read_text()
-
-
-def test_real_lr_explosion_is_marked_diverged(tmp_path):
-    """lr=1e6 blows the kernel parameters up after one Adam step: the next Cholesky sees NaNs."""
-    record, run_dir = runner.execute(
-        compose_config([f"results_dir={tmp_path}", "trainer.lr=1e6", "trainer.max_iters=60", "dtype=float32"])
-    )
-    assert record.status == "diverged" and "at iteration 2" in record.error
-    assert json.loads((run_dir / "run.json").read_text())["status"] == "diverged"
-
-
-def test_tracked_learning_curve_ends_at_the_reported_metrics(tmp_path):
-    record, run_dir = runner.execute(
-        compose_config([f"results_dir={tmp_path}", "trainer.max_iters=45", "trainer.track_every=20",
-                        "model.num_inducing=10"])
-    )
-    import pandas as pd
-
-    curve = pd.read_csv(run_dir / "curve.csv")
-    tracked = curve.dropna(subset=["test_nll"])
-    assert list(tracked["iteration"]) == [1, 20, 40, 45]
-    # the last tracked row is the final model, so it equals the evaluation written to run.json
-    assert tracked["test_nll"].iloc[-1] == record.metrics["test_nll"]
-    assert tracked["test_mse"].iloc[-1] == record.metrics["test_mse"]

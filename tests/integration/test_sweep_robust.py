@@ -1,0 +1,83 @@
+"""Sweeps that really run (issue 10, sec. 4 and 5): a second sweep skips points running elsewhere, dry runs
+say what will run and write nothing, SIGTERM to a joblib sweep leaves no worker."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from dlm_bench.cli import compose_config, main
+from dlm_bench.locks import LOCK_NAME
+from dlm_bench.runner import run_dir_for
+from dlm_bench.sweep import _descendants, plan_sweep, run_sweep
+from tests.helpers import cli_command
+
+FAST = ["trainer.max_iters=5", "model.num_inducing=10", "launcher=local"]
+
+
+def test_second_sweep_skips_points_running_elsewhere_and_dry_run_says_so(tmp_path):
+    ov = FAST + [f"results_dir={tmp_path}"]
+    busy = run_dir_for(compose_config(ov + ["seed=1"]))
+    busy.mkdir(parents=True)
+    # the other sweep: a live process on this host holding seed 1
+    (busy / LOCK_NAME).write_text(json.dumps({"host": os.uname().nodename, "pid": os.getppid()}))
+    plan = plan_sweep(ov + ["seed=0,1"])
+    assert [(p, s) for p, _, s in plan] == [("seed=0", "new"), ("seed=1", "running_elsewhere")]
+    counts = run_sweep(ov + ["seed=0,1"])
+    assert counts["ok"] == 1 and counts["running_elsewhere"] == 1
+    assert not (busy / "run.json").exists() and (busy / LOCK_NAME).exists()
+    done = run_dir_for(compose_config(ov + ["seed=0"]))
+    assert json.loads((done / "run.json").read_text())["status"] == "ok" and not (done / LOCK_NAME).exists()
+
+
+def test_dry_run_lists_grid_names_and_states_without_running(tmp_path, capsys):
+    from dlm_bench.beta import apply_beta_grid_flag
+
+    ov = FAST + [f"results_dir={tmp_path}", "method=elbo"]  # elbo has no beta: only beta_index 0 applies
+    run_sweep(ov + ["seed=0", "objective.beta_index=0"])
+    cfg = compose_config(ov + ["seed=2", "objective.beta_index=0"])
+    apply_beta_grid_flag(cfg.objective)
+    failed = run_dir_for(cfg)
+    failed.mkdir(parents=True)
+    (failed / "run.json").write_text(json.dumps({"status": "failed"}))
+    before = sorted(tmp_path.rglob("*"))
+    assert main(["sweep", "--dry-run", "seed=0,1,2", "objective.beta_index=0,30"] + ov) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "dry run: 6 grid points, 1 new, 1 done, 1 failed, 3 not applicable; nothing was run"
+    rows = {tuple(line.split()[1:3]): line for line in out[:-1]}
+    assert "done" in rows[("seed=0", "objective.beta_index=0")]
+    assert "new" in rows[("seed=1", "objective.beta_index=0")]
+    assert "failed (skipped" in rows[("seed=2", "objective.beta_index=0")] and failed.name in rows[("seed=2", "objective.beta_index=0")]
+    assert all("not applicable" in rows[(f"seed={s}", "objective.beta_index=30")] for s in range(3))
+    assert sorted(tmp_path.rglob("*")) == before  # nothing written, not even Hydra's sweep folder
+
+
+def test_dry_run_names_match_what_the_sweep_writes(tmp_path):
+    ov = FAST + [f"results_dir={tmp_path}", "seed=0"]
+    names = sorted(n for _, n, _ in plan_sweep(ov))
+    run_sweep(ov)
+    assert names == sorted(p.parent.name for p in tmp_path.glob("default/*/run.json"))
+    assert all(s == "done" for _, _, s in plan_sweep(ov))
+
+
+@pytest.mark.slow
+def test_sigterm_to_a_joblib_sweep_leaves_no_worker(tmp_path, cli_env):
+    cmd = cli_command() + ["sweep", "launcher=joblib", "launcher.n_jobs=2", "seed=0,1", "trainer.max_iters=100000",
+                           "trainer.tol=0", f"results_dir={tmp_path}"]
+    proc = subprocess.Popen(cmd, env={**cli_env, "OMP_NUM_THREADS": "1"}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    while len(list(tmp_path.glob(f"default/*/{LOCK_NAME}"))) < 2 and time.time() < deadline:
+        time.sleep(0.2)
+    workers = _descendants(proc.pid)
+    assert len(workers) >= 2
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 143
+    time.sleep(1)
+    alive = [p for p in workers if Path(f"/proc/{p}").exists() and Path(f"/proc/{p}/stat").read_text().split(")")[1].split()[0] != "Z"]
+    assert alive == [] and list(tmp_path.glob(f"default/*/{LOCK_NAME}")) == []
