@@ -207,6 +207,11 @@ def _validate_first_grid_point(overrides: list[str]) -> None:
         elif sep and re.match(r"^\s*range\(", value):
             start = re.findall(r"-?\d+(?:\.\d+)?", value)
             value = start[0] if start else value
+        elif sep and re.match(r"^\s*choice\(", value):  # choice(a,b): its first option
+            inner = value.strip()[len("choice("):-1]
+            value = inner.split(",")[0].strip()
+        elif sep and re.match(r"^\s*(interval|glob)\(", value):  # no single first value: left to the sweeper
+            continue
         first.append(f"{key}{sep}{value}")
     compose_config(first)
 
