@@ -73,7 +73,7 @@ def boxplots(points: pd.DataFrame, metrics: list[str], title: str):
         ax.set_xticklabels([v.upper() for v in variants])
         ax.set_title(metric.upper())
     handles = [plt.Rectangle((0, 0), 1, 1, color=colours[j % len(colours)], alpha=0.6) for j in range(len(sfs))]
-    axes[0][-1].legend(handles, [f"SF={sf:g}" for sf in sfs], fontsize=8)
+    axes[0][-1].legend(handles, [f"SF={sf:g}" for sf in sfs], fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))  # outside: no box hidden
     fig.suptitle(title)
     fig.tight_layout()
     return fig

@@ -38,14 +38,18 @@ def test_boston_run_writes_metrics_and_points(offline):
     assert record.status == "ok", record.error
     assert record.objective == "mog2" and record.num_inducing == 30 and record.train_size == 300
     pts = pd.read_csv(run_dir / "points.csv")
-    assert len(pts) == 206 and set(pts.columns) == {"sse", "nlpd"}
+    assert len(pts) == 206 and set(pts.columns) == {"sse", "nlpd", "upstream_boston_nlpd_bug"}
     m = json.loads((run_dir / "run.json").read_text())["metrics"]
     # run.json means are the means of the per-point values
     assert m["test_sse"] == pytest.approx(pts["sse"].mean()) and m["test_nlpd"] == pytest.approx(pts["nlpd"].mean())
+    # upstream's buggy Gaussian lpd (spec 3.4 bug 1), reported beside the correct NLPD for comparison with its Fig. 1
+    assert m["test_upstream_boston_nlpd_bug"] == pytest.approx(pts["upstream_boston_nlpd_bug"].mean())
+    assert m["test_upstream_boston_nlpd_bug"] != pytest.approx(m["test_nlpd"], rel=1e-3)
     # Boston medv: a trained model beats predicting the training mean by a wide margin (SSE of the mean ~ 80)
     assert m["test_sse"] < 40
     made = report.build(offline / "res" / "savigp_fig1_smoke", offline / "rep")
     assert any(p.suffix == ".png" for p in made)
+    assert "test_upstream_boston_nlpd_bug" in (offline / "rep" / "summary.md").read_text()
 
 
 def test_usps_softmax_run(offline):
