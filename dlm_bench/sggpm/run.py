@@ -75,6 +75,9 @@ def execute_sggpm(cfg: DictConfig):
     if not 0 <= c.size_index < len(sizes):
         raise ConfigError(f"sggpm.size_index must be in [0, {len(sizes) - 1}], got {c.size_index}")
     M = sizes[c.size_index]
+    if M < 2:  # ceil(N/100) = 1 for N <= 100: a one-point active set has no usable kernel statistics
+        raise ConfigError(f"sggpm.size_index={c.size_index} gives an active set of {M} row(s) on this dataset "
+                          f"(sizes {sizes}); use a larger size_index or a larger dataset")
     X_all = np.asarray(ds.X, float)
     y_all = _targets(ds.task, ds.y)
     levels = int(y_all.max()) if ds.task == "ordinal" else None
