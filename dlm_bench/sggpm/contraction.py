@@ -121,20 +121,52 @@ class Operator:
         return W.T @ W
 
 
+def newton_mode(op: Operator, V, iters: int = 100, tol: float = 1e-10):
+    """argmax_m VLB(m, V) (concave in m for log-concave sites) by Newton with step halving:
+    g = D^T rho - K_M^-1 (m - m_U), H = D^T diag(lambda) D - K_M^-1."""
+    Ki = torch.cholesky_inverse(op.L)
+    vq = (op.c + ((op.D @ V) * op.D).sum(1)).clamp_min(1e-12)
+
+    def f(m):
+        E, rho, lam = op.site.site_expectations(op.y, op.a + op.D @ m, vq)
+        r = m - op.mU
+        return float(E.sum() - 0.5 * r @ Ki @ r), rho, lam
+
+    m = op.mU.clone()
+    F, rho, lam = f(m)
+    for _ in range(iters):
+        step = torch.linalg.solve((op.D.T * lam) @ op.D - Ki, op.D.T @ rho - Ki @ (m - op.mU))
+        t = 1.0
+        for _ in range(50):
+            Fn, rn, ln = f(m - t * step)
+            if Fn >= F - 1e-12 * abs(F):
+                break
+            t *= 0.5
+        m, F, rho, lam = m - t * step, Fn, rn, ln
+        if float((t * step).abs().max()) < tol:
+            break
+    return m
+
+
 def spectral(A: torch.Tensor) -> float:
     return float(torch.linalg.matrix_norm(A, ord=2))
 
 
-def pair_ratio(op: Operator, gen: torch.Generator):
+def pair_ratio(op: Operator, gen: torch.Generator, m=None):
     U, V = loewner_sample(op.L, gen), loewner_sample(op.L, gen)
     du = spectral(U - V)
-    dt = spectral(op.T(U) - op.T(V))
+    dt = spectral(op.T(U, m) - op.T(V, m))
     return du, dt
 
 
 def run(reps: int = 500, sizes=SIZES, likelihoods=LIKELIHOODS, kernels=KERNELS, ell: float = ELL_MAIN,
-        n: int = 1000, dim: int = 10, seed: int = 0, num_nodes: int = 20, progress=None):
-    """Rows (lik, kernel, M, rep, ||U - V||_2, ||T(U) - T(V)||_2)."""
+        n: int = 1000, dim: int = 10, seed: int = 0, num_nodes: int = 20, m_at: str = "prior",
+        data: str = "all", progress=None):
+    """Rows (lik, kernel, M, rep, ||U - V||_2, ||T(U) - T(V)||_2).
+    m_at: "prior" (m = m_U) or "mode" (Newton mode of the VLB at V = K_M); data: "all" (X = the n inputs) or
+    "active" (X = U, the SoD operator: T(V) = (K_M^-1 + diag(-lambda))^-1)."""
+    if m_at not in ("prior", "mode") or data not in ("all", "active"):
+        raise ValueError(f"m_at must be prior|mode, data all|active; got {m_at!r}, {data!r}")
     torch.set_default_dtype(torch.float64)
     gen = torch.Generator().manual_seed(seed)
     sites = {lik: make_site(lik, num_nodes) for lik in likelihoods}
@@ -149,8 +181,10 @@ def run(reps: int = 500, sizes=SIZES, likelihoods=LIKELIHOODS, kernels=KERNELS, 
             for lik in likelihoods:
                 y = simulate_y(lik, f, gen)
                 for M in sizes:
-                    op = Operator.build(X, X[:M], y, sites[lik], kern, ell, 1.0, mean)
-                    du, dt = pair_ratio(op, gen)
+                    N = n if data == "all" else M
+                    op = Operator.build(X[:N], X[:M], y[:N], sites[lik], kern, ell, 1.0, mean)
+                    m = newton_mode(op, op.L @ op.L.T) if m_at == "mode" else None
+                    du, dt = pair_ratio(op, gen, m)
                     rows.append((lik, kern, M, rep, du, dt))
         if progress:
             progress(rep)
