@@ -152,19 +152,22 @@ def spectral(A: torch.Tensor) -> float:
     return float(torch.linalg.matrix_norm(A, ord=2))
 
 
-def pair_ratio(op: Operator, gen: torch.Generator, m=None):
+def pair_ratio(op: Operator, gen: torch.Generator, m=None, keep=None):
+    """(||U - V||_2, ||T(U) - T(V)||_2) for one random pair; keep: a list that gets (op, m, U, V)."""
     U, V = loewner_sample(op.L, gen), loewner_sample(op.L, gen)
     du = spectral(U - V)
     dt = spectral(op.T(U, m) - op.T(V, m))
+    if keep is not None:
+        keep.append((op, m, U, V))
     return du, dt
 
 
 def run(reps: int = 500, sizes=SIZES, likelihoods=LIKELIHOODS, kernels=KERNELS, ell: float = ELL_MAIN,
         n: int = 1000, dim: int = 10, seed: int = 0, num_nodes: int = 20, m_at: str = "prior",
-        data: str = "all", progress=None):
+        data: str = "all", progress=None, keep=None):
     """Rows (lik, kernel, M, rep, ||U - V||_2, ||T(U) - T(V)||_2).
     m_at: "prior" (m = m_U) or "mode" (Newton mode of the VLB at V = K_M); data: "all" (X = the n inputs) or
-    "active" (X = U, the SoD operator: T(V) = (K_M^-1 + diag(-lambda))^-1)."""
+    "active" (X = U, the SoD operator: T(V) = (K_M^-1 + diag(-lambda))^-1); keep: see pair_ratio."""
     if m_at not in ("prior", "mode") or data not in ("all", "active"):
         raise ValueError(f"m_at must be prior|mode, data all|active; got {m_at!r}, {data!r}")
     torch.set_default_dtype(torch.float64)
@@ -184,7 +187,7 @@ def run(reps: int = 500, sizes=SIZES, likelihoods=LIKELIHOODS, kernels=KERNELS, 
                     N = n if data == "all" else M
                     op = Operator.build(X[:N], X[:M], y[:N], sites[lik], kern, ell, 1.0, mean)
                     m = newton_mode(op, op.L @ op.L.T) if m_at == "mode" else None
-                    du, dt = pair_ratio(op, gen, m)
+                    du, dt = pair_ratio(op, gen, m, keep)
                     rows.append((lik, kern, M, rep, du, dt))
         if progress:
             progress(rep)

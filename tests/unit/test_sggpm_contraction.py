@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from scipy.special import expit
 
 from dlm_bench.sggpm import contraction as C
 
@@ -94,3 +95,43 @@ def test_ordinal_simulation_levels():
     far = np.abs(f.numpy()[:, None] - th[None, :]).min(1) > 0.3
     expect = 1 + (f.numpy()[:, None] > th[None, :]).sum(1)
     assert (y.numpy()[far] == expect[far]).all()
+
+
+def np_ordinal_lambda(y, m, v, th, slope, nodes=180):
+    """E[d^2/df^2 log p(y | f)], cumulative logit: -s^2 [sig(a)(1 - sig(a)) + sig(b)(1 - sig(b))],
+    a = s (theta_{y-1} - f), b = s (theta_y - f)."""
+    x, w = np.polynomial.hermite_e.hermegauss(nodes)
+    w = w / w.sum()
+    t = np.concatenate([[-np.inf], th, [np.inf]])
+    f = m[:, None] + np.sqrt(v)[:, None] * x[None, :]
+    k = y.astype(int)
+    a, b = slope * (t[k - 1][:, None] - f), slope * (t[k][:, None] - f)
+    sa, sb = expit(a), expit(b)
+    return (-slope**2 * (sa * (1 - sa) + sb * (1 - sb))) @ w
+
+
+def test_ordinal_not_a_contraction_at_M5():
+    """The paper's claim (ordinal, small M) shows with the data on the active set and m at the Newton mode (about 2 %
+    of pairs at M = 5; docs/sggpm.md): seed 33 is one such instance. The ratio is re-derived in numpy with a
+    180-node quadrature (so it is no quadrature artefact of GH-20)."""
+    keep = []
+    row = C.run(reps=1, n=5, sizes=(5,), likelihoods=("ordinal",), kernels=("se",), m_at="mode", data="active",
+                seed=33, keep=keep)[0]
+    assert row[5] / row[4] > 1.2
+    op, m, U, V = keep[0]
+    K = (op.L @ op.L.T).numpy()
+    Ki = np.linalg.inv(K)
+    th, y = np.array(C.ORDINAL_THRESHOLDS), op.y.numpy()
+
+    def T(S):
+        lam = np_ordinal_lambda(y, m.numpy(), np.diag(S), th, C.ORDINAL_SLOPE)
+        return np.linalg.inv(Ki - np.diag(lam))
+
+    U, V = U.numpy(), V.numpy()
+    ratio = np.linalg.norm(T(U) - T(V), 2) / np.linalg.norm(U - V, 2)
+    assert ratio > 1.2
+    # and m is the mode: the m-gradient of the VLB at V = K_M vanishes (D = K_NM K_M^-1 carries the jitter)
+    D = op.D.numpy()
+    vq = op.c.numpy() + np.einsum("ij,jk,ik->i", D, K, D)
+    rho = op.site.site_expectations(op.y, op.a + op.D @ m, torch.as_tensor(vq).clamp_min(1e-12))[1].numpy()
+    assert np.abs(D.T @ rho - Ki @ (m.numpy() - op.mU.numpy())).max() < 1e-4  # Newton with the Stein lambda
