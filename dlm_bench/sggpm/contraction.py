@@ -2,9 +2,11 @@
 
 T(V) = (K_M^-1 - K_M^-1 K_MN diag(lambda) K_NM K_M^-1)^-1   (eq. 13)
 
-with lambda_i = E_q[d^2 log p(y_i | f_i) / df_i^2] = 2 d E_q[log p(y_i | f_i)] / d v_i evaluated at the marginals of q(f_U) = N(m, V) (eqs. 3a-b) and m held
-fixed at the prior mean m_U (0 for the zero-mean GP, 1 for the polynomial kernel's constant mean). The paper does not say
-which m it used; the prior mean is the FP driver's starting point and makes T a function of V alone.
+with lambda_i = E_q[d^2 log p(y_i | f_i) / df_i^2] = 2 d E_q[log p(y_i | f_i)] / d v_i at the marginals of
+q(f_U) = N(m, V) (eqs. 3a-b) and m held fixed: by default at the prior mean m_U (0 for the zero-mean GP, 1 for the
+polynomial kernel's constant mean; `m_at="mode"`: the Newton mode of the VLB at V = K_M). The paper says neither which
+m it used nor whether the 1000 inputs are the data (`data="all"`) or only U is (`data="active"`, the SoD operator);
+docs/reproductions/sggpm_fig1_smoke/README.md compares the readings.
 
 One repetition (paper L156-165, choices the paper leaves open are marked *):
   * 1000 iid inputs uniform on [0, 1]^10; the active set U is the first M of them (nested over M), X is all 1000;
