@@ -69,6 +69,13 @@ reproduce-%: $(STAMP)  ## sweep one experiment config (SMOKE=1: its _smoke varia
 reproduce-fp-fig1: $(STAMP)
 	$(PY) scripts/fp_fig1.py $(RESULTS)/fp_fig1 $(if $(SMOKE),--grid 50,)
 
+# Sheth, Wang & Khardon (2015) Fig. 1: contraction test of the FP operator (SMOKE=1: 50 repetitions), two readings:
+# all_prior = the 1000 inputs are the data, m = prior mean; active_mode = data on the active set, m = Newton mode.
+SGGPM_FIG1 = $(RESULTS)/sggpm_fig1$(if $(SMOKE),_smoke,)
+reproduce-sggpm-fig1: $(STAMP)
+	$(PY) scripts/sggpm_fig1.py $(SGGPM_FIG1)/all_prior $(if $(SMOKE),--reps 50,) $(ARGS)
+	$(PY) scripts/sggpm_fig1.py $(SGGPM_FIG1)/active_mode --m-at mode --data active $(if $(SMOKE),--reps 50,) $(ARGS)
+
 
 # App. F of the PAC-GP paper trains on a synthetic GP data set, written once before its sweep.
 PAC_APPF_DATA := results/pac_appF_data/gp_synthetic_d3.csv

@@ -281,6 +281,7 @@ class SggpmConfig:
     upstream_mean_double_log: bool = True  # init_hyps' constant mean log(log m_y - sf2/2) (upstream bug, kept)
     quadrature_nodes: int = 20
     max_outer: int = 100
+    learn_hyperparameters: bool = False  # Fig. 4: L-BFGS on log-hyperparameters of the VLB (Laplace: log q(y))
 
 
 @dataclass

@@ -64,6 +64,7 @@ ADDED_LATER = {
     # fixed runs: the stage-1 model (resolved from auto below); joint runs drop both keys
     ("objective", "pretrain_model"): ("svgp",),
     ("objective", "pretrain_epochs"): (None,),
+    ("sggpm", "learn_hyperparameters"): (False,),
 }
 
 

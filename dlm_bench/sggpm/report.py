@@ -1,6 +1,10 @@
-"""Figs. 2-3 of Sheth, Wang & Khardon (2015) from sggpm run.json files: per dataset, error (MFE for counts, MZE
-otherwise), MNLPD and CPU training time vs active-set size (log x), one line per method, mean +- standard error
-over folds; a markdown table of the same numbers."""
+"""Figs. 2-3 of Sheth, Wang & Khardon (2015) from sggpm run.json files, per dataset:
+  {ds}.png            Fig. 2: error (MFE for counts, MZE otherwise), MNLPD and CPU training time vs active-set size
+                      (log x), one line per method, mean +- standard error over folds;
+  {ds}_cpu_time.png   average training CPU time (mean over folds) vs set size, log-log, one line per method;
+  {ds}_fig3.png       Fig. 3 (the paper's "training time / accuracy curves"): error and MNLPD vs average training CPU
+                      time (log x), one dot per set size joined in size order, the smallest size circled;
+and tables.md with the same numbers."""
 
 from __future__ import annotations
 
@@ -78,7 +82,48 @@ def build(paths, out: Path, name: str = "sggpm") -> list[Path]:
         fig.savefig(png, dpi=110)
         plt.close(fig)
         written.append(png)
+        written += time_figures(ds, sub, methods, err, out)
     md = out / "tables.md"
     md.write_text("\n".join(lines) + "\n")
     written.append(md)
     return written
+
+
+def _style(m):
+    alg, kind = m.rsplit("_", 1)
+    return dict(color=COLOR[alg], linestyle="--" if kind == "sod" else "-")
+
+
+def time_figures(ds, sub, methods, err, out: Path) -> list[Path]:
+    """CPU time vs set size (log-log) and the paper's Fig. 3 time / accuracy curves."""
+    series = {m: sorted((r["M"], r["cpu_s"], r["err"], r["mnlpd"]) for r in sub if r["method"] == m) for m in methods}
+    fig, ax = plt.subplots(figsize=(5.5, 4.2))
+    for m, pts in series.items():
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=LABEL[m], **_style(m))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("set size")
+    ax.set_ylabel("average training CPU time (s)")
+    ax.set_title(f"{ds}: CPU time vs set size")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    p1 = out / f"{ds}_cpu_time.png"
+    fig.savefig(p1, dpi=110)
+    plt.close(fig)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for ax, (j, title) in zip(axes, ((2, err), (3, "MNLPD"))):
+        for m, pts in series.items():
+            st = _style(m)
+            x, y = [p[1] for p in pts], [p[j] for p in pts]
+            ax.plot(x, y, marker="o", ms=3, label=LABEL[m], **st)
+            ax.scatter(x[:1], y[:1], s=90, facecolors="none", edgecolors=st["color"], linewidths=1.2)
+        ax.set_xscale("log")
+        ax.set_xlabel("average training CPU time (s)")
+        ax.set_ylabel(title)
+        ax.set_title(f"{ds}: {title} vs CPU time (circle: smallest set size)")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    p2 = out / f"{ds}_fig3.png"
+    fig.savefig(p2, dpi=110)
+    plt.close(fig)
+    return [p1, p2]

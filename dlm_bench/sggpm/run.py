@@ -98,7 +98,8 @@ def execute_sggpm(cfg: DictConfig):
             y = torch.tensor(y_all[tr])
             model, fit, hyp = fit_method(c.method, ds.task, X, y, M, levels=levels,
                                          upstream_mean_double_log=c.upstream_mean_double_log,
-                                         num_nodes=c.quadrature_nodes, max_outer=c.max_outer)
+                                         num_nodes=c.quadrature_nodes, max_outer=c.max_outer,
+                                         learn_hyperparameters=c.learn_hyperparameters)
             trained = (model, fit, hyp, mu, sd)
         Xs = torch.tensor((X_all[f.test] - mu) / sd)
         mean, var = model.predict_latent(Xs, fit.m, fit.cov)
@@ -123,7 +124,7 @@ def execute_sggpm(cfg: DictConfig):
         estimator="closed_form" if ds.task == "count" else f"gauss_hermite{c.quadrature_nodes}",
         likelihood={"count": "poisson", "binary": "logistic", "ordinal": "ordinal_cumlogit"}[ds.task], beta=1.0,
         seed=int(cfg.seed), split=("published" if c.published_splits else f"sggpm_perm{c.perm_seed}") + f"_M{M}",
-        train_size=int(np.mean([r["n_train"] for r in rows])), num_inducing=M, hyperparameters="fixed",
+        train_size=int(np.mean([r["n_train"] for r in rows])), num_inducing=M, hyperparameters="joint" if c.learn_hyperparameters else "fixed",
         config=config_dict(cfg), env=env_info(),
     )
     record.metrics = {err: m_err, f"{err}_se": se_err, "mnlpd": m_nlpd, "mnlpd_se": se_nlpd, "cpu_s": cpu,
