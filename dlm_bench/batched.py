@@ -489,33 +489,11 @@ def _write_member(cfg, prep, bundle, result, pretrain, run_dir, device, B, batch
     """The run.json + curve.csv runner.execute writes for this member (same fields; train.batched added)."""
     import traceback
 
-    from .compatibility import objective_label
-    from .estimators import effective_estimator
     from .evaluation import predictive_metrics
-    from .results import RunRecord, env_info, write_curve_csv, write_run_json
-    from .runner import config_dict
+    from .results import write_curve_csv, write_run_json
+    from .runner import new_record
 
-    n_train = prep.tensors["train"][0].shape[0]
-    record = RunRecord(
-        status="ok",
-        error=None,
-        paper=cfg.paper,
-        experiment=cfg.experiment,
-        dataset=prep.dataset.name,
-        task=prep.dataset.task,
-        model=cfg.model.name,
-        objective=objective_label(cfg),
-        estimator=effective_estimator(cfg.objective.name, cfg.estimator.name, cfg.model.get("likelihood")),
-        likelihood=bundle.likelihood_name,
-        beta=float(cfg.objective.beta),
-        seed=int(cfg.seed),
-        split=cfg.protocol.name,
-        train_size=int(n_train),
-        num_inducing=bundle.num_inducing,
-        hyperparameters=cfg.objective.hyperparameters.value,
-        config=config_dict(cfg),
-        env=env_info(),
-    )
+    record = new_record(cfg, prep, bundle)
     record.status, record.error = result.status, result.error
     try:
         if result.status == "ok":

@@ -170,6 +170,31 @@ def tracking(cfg: DictConfig, bundle, prep: Prepared) -> dict:
     return {"track": track, "track_every": k}
 
 
+def new_record(cfg: DictConfig, prep: Prepared, bundle) -> RunRecord:
+    """The run.json record of a Trainer run before training (status ok until the fit says otherwise); the one
+    constructor for runner.execute and the batched beta grid (dlm_bench/batched.py)."""
+    return RunRecord(
+        status="ok",
+        error=None,
+        paper=cfg.paper,
+        experiment=cfg.experiment,
+        dataset=prep.dataset.name,
+        task=prep.dataset.task,
+        model=cfg.model.name,
+        objective=objective_label(cfg),
+        estimator=effective_estimator(cfg.objective.name, cfg.estimator.name, cfg.model.get("likelihood")),
+        likelihood=bundle.likelihood_name,
+        beta=float(cfg.objective.beta),
+        seed=int(cfg.seed),
+        split=cfg.protocol.name,
+        train_size=int(prep.tensors["train"][0].shape[0]),
+        num_inducing=bundle.num_inducing,
+        hyperparameters=cfg.objective.hyperparameters.value,
+        config=config_dict(cfg),
+        env=env_info(),
+    )
+
+
 def failure_record(cfg: DictConfig, err: BaseException) -> tuple[RunRecord, Path]:
     """Record a run that could not start (bad data/config for this grid point) as failed."""
     try:
@@ -233,26 +258,7 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
     trainer = Trainer.from_config(cfg.trainer, seed=cfg.seed)
 
     run_dir = run_dir_for(cfg)
-    record = RunRecord(
-        status="ok",
-        error=None,
-        paper=cfg.paper,
-        experiment=cfg.experiment,
-        dataset=prep.dataset.name,
-        task=prep.dataset.task,
-        model=cfg.model.name,
-        objective=objective_label(cfg),
-        estimator=effective_estimator(cfg.objective.name, cfg.estimator.name, cfg.model.get("likelihood")),
-        likelihood=bundle.likelihood_name,
-        beta=float(cfg.objective.beta),
-        seed=int(cfg.seed),
-        split=cfg.protocol.name,
-        train_size=int(n_train),
-        num_inducing=bundle.num_inducing,
-        hyperparameters=cfg.objective.hyperparameters.value,
-        config=config_dict(cfg),
-        env=env_info(),
-    )
+    record = new_record(cfg, prep, bundle)
     result, pretrain, pretrain_info = TrainResult(), None, {}
     start = trained_at = time.perf_counter()
     try:
