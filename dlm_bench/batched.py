@@ -40,6 +40,7 @@ from omegaconf import DictConfig
 
 from .beta import beta_grid
 from .errors import ConfigError
+from .models.svgp import whitened_marginals
 
 MAX_BATCH_ELEMENTS = 2e7  # B * M * n per batch (one [B, n, M] float64 tensor: 160 MB); larger groups are chunked
 GROUP_DIR = ".beta_batch"
@@ -246,19 +247,12 @@ class BatchedBundle(torch.nn.Module):
 
     def _frozen_f(self, X):
         """FrozenPredictive.__call__ with a batched q(u): mean_X + A^T m_b, diag K_XX + jitter + colsum(A (S_b - I) A)."""
-        from linear_operator.operators import DiagLinearOperator, SumLinearOperator
-
         if self._frozen_terms is None or self._frozen_terms[0] is not X:
             self._frozen_terms = (X, *self.template._frozen._prior_terms(X))
         _, mean, A, prior_var = self._frozen_terms
         strategy = self.model.variational_strategy
         strategy._clear_cache()
-        q = strategy.variational_distribution
-        middle = SumLinearOperator(q.lazy_covariance_matrix, strategy.prior_distribution.lazy_covariance_matrix.mul(-1))
-        middle = middle.to_dense()
-        mean_update = (A.mT @ q.mean.unsqueeze(-1)).squeeze(-1)
-        var_update = torch.sum(A.mT * (A.mT @ middle), dim=-1)
-        return gpytorch.distributions.MultivariateNormal(mean + mean_update, DiagLinearOperator(prior_var + var_update))
+        return whitened_marginals(strategy, mean, A, prior_var)
 
     def loss(self, X, y):
         if self.fast and X.shape[-2] > self.template.num_inducing:
@@ -491,7 +485,7 @@ def _write_member(cfg, prep, bundle, result, pretrain, run_dir, device, B, batch
 
     from .evaluation import predictive_metrics
     from .results import write_curve_csv, write_run_json
-    from .runner import new_record
+    from .runner import new_record, train_record
 
     record = new_record(cfg, prep, bundle)
     record.status, record.error = result.status, result.error
@@ -511,25 +505,8 @@ def _write_member(cfg, prep, bundle, result, pretrain, run_dir, device, B, batch
         record.error = f"{type(err).__name__}: {err}"
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "traceback.txt").write_text(traceback.format_exc())
-    record.train = {
-        "iterations": result.iterations,
-        "epochs": result.epochs,
-        "converged": result.converged,
-        "wall_s": result.wall_s,
-        "final_loss": result.final_loss,
-        "device": str(device),
-        "dtype": cfg.dtype.value,
-    }
-    record.train["tol_on"] = cfg.trainer.tol_on
-    if pretrain is not None:
-        record.train.update(
-            **(pretrain_info or {}),
-            total_wall_s=batch_wall,  # both stages: the batch clock starts before stage 1
-            pretrain_iterations=pretrain.iterations,
-            pretrain_converged=pretrain.converged,
-            pretrain_wall_s=pretrain.wall_s,
-            pretrain_final_loss=pretrain.final_loss,
-        )
+    # both stages: the batch clock starts before stage 1
+    record.train = train_record(cfg, result, device, pretrain, pretrain_info, batch_wall)
     record.train.update(batched=B, batch_wall_s=batch_wall)
     write_curve_csv(run_dir, result.curve)
     write_run_json(run_dir, record)

@@ -195,6 +195,31 @@ def new_record(cfg: DictConfig, prep: Prepared, bundle) -> RunRecord:
     )
 
 
+def train_record(cfg: DictConfig, result: TrainResult, device, pretrain=None, pretrain_info=None,
+                 total_wall_s: float | None = None) -> dict:
+    """run.json's `train` of a Trainer run; for fixed runs the keys describe stage 2, plus the stage-1 model's."""
+    train = {
+        "iterations": result.iterations,
+        "epochs": result.epochs,
+        "converged": result.converged,
+        "wall_s": result.wall_s,
+        "final_loss": result.final_loss,
+        "device": str(device),
+        "dtype": cfg.dtype.value,
+        "tol_on": cfg.trainer.tol_on,
+    }
+    if pretrain is not None:
+        train.update(
+            **(pretrain_info or {}),
+            total_wall_s=total_wall_s,  # both stages as spent by this run (a reused stage 1 costs its loading only)
+            pretrain_iterations=pretrain.iterations,
+            pretrain_converged=pretrain.converged,
+            pretrain_wall_s=pretrain.wall_s,
+            pretrain_final_loss=pretrain.final_loss,
+        )
+    return train
+
+
 def failure_record(cfg: DictConfig, err: BaseException) -> tuple[RunRecord, Path]:
     """Record a run that could not start (bad data/config for this grid point) as failed."""
     try:
@@ -297,26 +322,7 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
         record.error = f"{type(err).__name__}: {err}"
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "traceback.txt").write_text(traceback.format_exc())
-    record.train = {
-        "iterations": result.iterations,
-        "epochs": result.epochs,
-        "converged": result.converged,
-        "wall_s": result.wall_s,
-        "final_loss": result.final_loss,
-        "device": str(device),
-        "dtype": cfg.dtype.value,
-    }
-    record.train["tol_on"] = cfg.trainer.tol_on
-    if pretrain is not None:  # fixed runs: the numbers above are the second (method) stage's
-        record.train.update(
-            **pretrain_info,
-            # both stages as spent by this run (a reused stage 1 costs its loading only)
-            total_wall_s=max(trained_at - start, result.wall_s),
-            pretrain_iterations=pretrain.iterations,
-            pretrain_converged=pretrain.converged,
-            pretrain_wall_s=pretrain.wall_s,
-            pretrain_final_loss=pretrain.final_loss,
-        )
+    record.train = train_record(cfg, result, device, pretrain, pretrain_info, max(trained_at - start, result.wall_s))
     write_curve_csv(run_dir, result.curve)
     write_run_json(run_dir, record)
     return record, run_dir

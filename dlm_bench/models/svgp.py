@@ -4,12 +4,24 @@ from __future__ import annotations
 
 import gpytorch
 import torch
+from linear_operator.operators import DiagLinearOperator, SumLinearOperator
 
 from ..config import MeanFunction
 from ..estimators import effective_estimator, mll_class, mll_kwargs
 from .base import ModelBundle, predict_f
 from .components import build_likelihood, initial_kernel_and_inducing
 
+
+
+def whitened_marginals(strategy, mean, A, prior_var):
+    """q(f) at the inputs of a whitened strategy from cached prior terms (A = L^-1 K_uf, prior mean and variance):
+    mean + A^T m, prior_var + diag(A^T (S - I) A), independent (only the marginals enter the losses)."""
+    q = strategy.variational_distribution
+    middle = SumLinearOperator(q.lazy_covariance_matrix, strategy.prior_distribution.lazy_covariance_matrix.mul(-1))
+    middle = middle.to_dense()
+    mean_update = (A.mT @ q.mean.unsqueeze(-1)).squeeze(-1)
+    var_update = torch.sum(A.mT * (A.mT @ middle), dim=-1)
+    return gpytorch.distributions.MultivariateNormal(mean + mean_update, DiagLinearOperator(prior_var + var_update))
 
 class SVGP(gpytorch.models.ApproximateGP):
     def __init__(
@@ -70,8 +82,6 @@ class FrozenPredictive:
         return self.model.mean_module(X), A, prior_var
 
     def __call__(self, X):
-        from linear_operator.operators import DiagLinearOperator, SumLinearOperator
-
         strategy = self.model.variational_strategy
         strategy._clear_cache()  # q(u) is memoised per call, as in GPyTorch's training-mode __call__
         if not strategy.variational_params_initialized.item():  # as GPyTorch's first training-mode call
@@ -84,12 +94,7 @@ class FrozenPredictive:
         if X is not self._X or X._version != self._version:  # full batch: the same tensor every iteration
             self._X, self._version, self._cached = X, X._version, self._prior_terms(X)
         mean, A, prior_var = self._cached
-        q = strategy.variational_distribution
-        middle = SumLinearOperator(q.lazy_covariance_matrix, strategy.prior_distribution.lazy_covariance_matrix.mul(-1))
-        middle = middle.to_dense()
-        mean_update = (A.mT @ q.mean.unsqueeze(-1)).squeeze(-1)
-        var_update = torch.sum(A.mT * (A.mT @ middle), dim=-1)
-        return gpytorch.distributions.MultivariateNormal(mean + mean_update, DiagLinearOperator(prior_var + var_update))
+        return whitened_marginals(strategy, mean, A, prior_var)
 
 
 class SVGPBundle(ModelBundle):
