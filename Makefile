@@ -69,6 +69,17 @@ reproduce-%: $(STAMP)  ## sweep one experiment config (SMOKE=1: its _smoke varia
 reproduce-fp-fig1: $(STAMP)
 	$(PY) scripts/fp_fig1.py $(RESULTS)/fp_fig1 $(if $(SMOKE),--grid 50,)
 
+# Supplement Fig. 2: gamma_i vs FP update, GLM logistic, m = m*, V0 = I (SMOKE=1: generated wlan-like data, the
+# three 2-cycling points with the largest gap; otherwise wlan_inout_fp, paper indices 3591, 6311, 10301).
+reproduce-fp-supp2: $(STAMP)
+	$(PY) scripts/fp_supp2.py $(RESULTS)/fp_supp2$(if $(SMOKE),_smoke,) $(if $(SMOKE),--dataset synthetic_wlan --indices auto,) $(ARGS)
+
+# Supplement Fig. 5, smoke: generated logistic data written once before its sweep.
+FP_SUPP5_DATA := results/fp_supp5_data/logistic_synth_d150.csv
+reproduce-fp-supp5: $(if $(SMOKE),$(FP_SUPP5_DATA),)
+$(FP_SUPP5_DATA): | $(STAMP)
+	$(PY) scripts/make_logistic_synthetic.py $(dir $@) --n 1500 --dims 50,100,150
+
 # Sheth, Wang & Khardon (2015) Fig. 1: contraction test of the FP operator (SMOKE=1: 50 repetitions), two readings:
 # all_prior = the 1000 inputs are the data, m = prior mean; active_mode = data on the active set, m = Newton mode.
 SGGPM_FIG1 = $(RESULTS)/sggpm_fig1$(if $(SMOKE),_smoke,)

@@ -312,6 +312,7 @@ FP_SPECS = {
     "fp_fig5": _fp_specs("fig5", "Fig. 5: GP Student-t, -VLB (log) vs CPU s", "log"),
     "fp_supp3": _fp_specs("supp3", "Supplement Fig. 3: GRAD / FPb / FPi / FPi + FP-mean, -VLB (log) vs CPU s", "log"),
     "fp_supp4": _fp_specs("supp4", "Supplement Fig. 4: GLM, -VLB (log; the paper: linear) vs CPU s", "log"),
+    "fp_supp5": _fp_specs("supp5", "Supplement Fig. 5: GLM logistic, D = 250 / 500 / 750, -VLB (log) vs CPU s", "log"),
 }
 
 SPECS: dict[str, tuple] = {  # report spec name (an experiment's `report:` key) -> its tables and figures
