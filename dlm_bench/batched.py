@@ -523,8 +523,8 @@ def sweep_group_job(cfg: DictConfig, run_dir: Path) -> str:
     import threading
 
     from .beta import OutsideBetaGrid
-    from .runner import execute, failure_record
-    from .sweep import _progress, _raise_terminated, point_state
+    from .runner import execute
+    from .sweep import _progress, _raise_terminated, failed_job, point_state
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _raise_terminated)
@@ -541,6 +541,4 @@ def sweep_group_job(cfg: DictConfig, run_dir: Path) -> str:
         except OutsideBetaGrid:
             return "outside_grid"
         except Exception as err:  # config/data errors of this grid point: recorded, the sweep goes on
-            failure_record(cfg, err)
-            _progress(run_dir, "failed", {}, None, f"{type(err).__name__}: {err}")
-            return "failed"
+            return failed_job(cfg, run_dir, err)

@@ -70,7 +70,7 @@ def sweep_job(cfg: DictConfig) -> str:
     """One grid point. Never raises for a failing configuration (it is recorded); returns an OUTCOME."""
     from .beta import OutsideBetaGrid
     from .locks import RunLock
-    from .runner import execute, failure_record
+    from .runner import execute
 
     _set_threads(cfg)
     state, run_dir = point_state(cfg)
@@ -99,11 +99,18 @@ def sweep_job(cfg: DictConfig) -> str:
         except OutsideBetaGrid:
             return "outside_grid"
         except Exception as err:  # config/data errors of this grid point: recorded, the sweep goes on
-            failure_record(cfg, err)
-            _progress(run_dir, "failed", {}, None, f"{type(err).__name__}: {err}")
-            return "failed"
+            return failed_job(cfg, run_dir, err)
     finally:
         lock.release()
+
+
+def failed_job(cfg: DictConfig, run_dir: Path, err: BaseException) -> str:
+    """A grid point that raised: its failed run.json and progress line; the sweep goes on."""
+    from .runner import failure_record
+
+    failure_record(cfg, err)
+    _progress(run_dir, "failed", {}, None, f"{type(err).__name__}: {err}")
+    return "failed"
 
 
 def _progress(run_dir: Path, status: str, metrics: dict, wall_s, error: str | None = None) -> None:
