@@ -318,7 +318,7 @@ FP_SPECS = {
 SPECS: dict[str, tuple] = {  # report spec name (an experiment's `report:` key) -> its tables and figures
     **FP_SPECS,
     "savigp_fig1": SAVIGP_SPECS, "savigp_fig2": SAVIGP_SPECS, "savigp_fig3": SAVIGP_SPECS, "savigp_fig4": SAVIGP_SPECS,
-    "sggpm_fig2": SGGPM_SPECS,
+    "sggpm_fig2": SGGPM_SPECS, "sggpm_fig4": SGGPM_SPECS,
     "dlm_airline": AIRLINE_SPECS,
     "dlm_samplers_airline": SAMPLER_AIRLINE_SPECS,
     "dlm_samplers_count": SAMPLER_COUNT_SPECS,

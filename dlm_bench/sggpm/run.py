@@ -58,19 +58,14 @@ def folds_for(cfg: DictConfig, ds, N: int, M: int, sizes) -> list[Fold]:
     return folds[M]
 
 
-def execute_sggpm(cfg: DictConfig):
-    from .. import data
-    from ..runner import config_dict, run_dir_for, seed_everything
-
-    c = cfg.sggpm
+def check_point(c, name: str, task: str, N: int):
+    """The checks one grid point passes before any data is split or trained (sggpm section c, dataset name, task and
+    row count N): ConfigError / NotApplicable, else (alg, kind, sizes, M)."""
     alg, kind = split_method(c.method)
-    seed_everything(cfg.seed)
-    ds = data.load_from_config(cfg.dataset)
-    if ds.task not in TASKS:
-        raise ConfigError(f"model=sggpm needs a count, binary or ordinal dataset; {ds.name!r} is {ds.task}")
-    if alg == "dual" and ds.task == "ordinal":
+    if task not in TASKS:
+        raise ConfigError(f"model=sggpm needs a count, binary or ordinal dataset; {name!r} is {task}")
+    if alg == "dual" and task == "ordinal":
         raise NotApplicable("sggpm: the dual method has no ordinal version (paper L185)")
-    N = ds.X.shape[0]
     sizes = iss(N, c.num_sizes)
     if not 0 <= c.size_index < len(sizes):
         raise ConfigError(f"sggpm.size_index must be in [0, {len(sizes) - 1}], got {c.size_index}")
@@ -78,6 +73,18 @@ def execute_sggpm(cfg: DictConfig):
     if M < 2:  # ceil(N/100) = 1 for N <= 100: a one-point active set has no usable kernel statistics
         raise ConfigError(f"sggpm.size_index={c.size_index} gives an active set of {M} row(s) on this dataset "
                           f"(sizes {sizes}); use a larger size_index or a larger dataset")
+    return alg, kind, sizes, M
+
+
+def execute_sggpm(cfg: DictConfig):
+    from .. import data
+    from ..runner import config_dict, run_dir_for, seed_everything
+
+    c = cfg.sggpm
+    seed_everything(cfg.seed)
+    ds = data.load_from_config(cfg.dataset)
+    N = ds.X.shape[0]
+    alg, kind, sizes, M = check_point(c, ds.name, ds.task, N)
     X_all = np.asarray(ds.X, float)
     y_all = _targets(ds.task, ds.y)
     levels = int(y_all.max()) if ds.task == "ordinal" else None
