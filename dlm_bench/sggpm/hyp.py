@@ -111,7 +111,7 @@ def _lbfgs(fun_t, theta0: np.ndarray, max_iters: int = HYP_MAX_ITERS):
             (g,) = torch.autograd.grad(v, t)
         except (torch.linalg.LinAlgError, RuntimeError):
             return np.inf, np.zeros_like(x)
-        v = float(v)
+        v = float(v.detach())
         if not np.isfinite(v):
             return np.inf, np.zeros_like(x)
         return -v, -g.numpy()
