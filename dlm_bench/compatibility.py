@@ -109,7 +109,7 @@ def _num_samples(cfg, m, o, e):
 
 
 def _extra_keys(cfg, m, o, e):
-    for key in ("nu",):
+    for key in sorted({k for spec in ESTIMATORS.values() for k in spec.extra_keys}):  # every declared estimator key
         v = cfg.estimator.get(key)
         if key in e.extra_keys:
             if v is not None and not v >= 0:
