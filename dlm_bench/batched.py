@@ -58,23 +58,38 @@ def requested(cfg: DictConfig) -> bool:
             and cfg.model.name == "svgp")
 
 
+BATCHED_ESTIMATORS = ("exact", "quadrature", "bmc")
+
+
+def batchable_likelihood(name: str) -> bool:
+    """Gaussian (its noise takes a batch_shape) or a likelihood without parameters (probit, logistic, Poisson):
+    one instance serves every member, its elementwise log p(y|f) broadcasts over the batch dimension."""
+    from .likelihoods import LIKELIHOODS
+
+    return name == "gaussian" or not any(True for _ in LIKELIHOODS[name]().parameters())
+
+
 def check_supported(cfg: DictConfig, n_train: int | None = None) -> None:
     """n_train: known once the data are loaded; a trainer.batch_size >= n_train is full batch (the presets' 6000)."""
     bs = cfg.trainer.batch_size
     full_batch = bs is None or n_train is None or bs >= n_train
     lik = cfg.model.get("likelihood") or "gaussian"
+    estimator = cfg.estimator.name
     optimizer = getattr(cfg.trainer.optimizer, "value", cfg.trainer.optimizer)
     bad = [f"{k}={v}" for k, v, ok in (
-        ("estimator.name", cfg.estimator.name, cfg.estimator.name == "exact"),
-        ("model.likelihood", lik, lik == "gaussian"),
+        ("estimator.name", estimator, estimator in BATCHED_ESTIMATORS),
+        ("model.likelihood", lik, batchable_likelihood(lik)),
+        ("estimator.name", f"{estimator} with the Gaussian likelihood", lik != "gaussian" or estimator == "exact"),
         ("trainer.optimizer", optimizer, optimizer == "adam"),
         ("trainer.batch_size", bs, full_batch),
         ("trainer.track_every", cfg.trainer.track_every, not cfg.trainer.track_every),
         ("run_dir", cfg.run_dir, not cfg.run_dir),
     ) if not ok]
     if bad:
-        raise ConfigError("objective.beta_batch=true supports estimator=exact, Gaussian likelihood, "
-                          f"Adam, full batch, no track_every, no run_dir; got {', '.join(bad)}")
+        raise ConfigError("objective.beta_batch=true supports estimator=exact|quadrature|bmc (Gaussian likelihood: "
+                          "exact only), the Gaussian likelihood or one without parameters (probit, logistic, "
+                          f"poisson_exp, poisson_softplus), Adam, full batch, no track_every, no run_dir; got "
+                          f"{', '.join(bad)}")
 
 
 INDICES_ENV = "DLM_BENCH_SWEEP_BETA_INDICES"
@@ -228,13 +243,17 @@ class BatchedBundle(torch.nn.Module):
         p = next(template.parameters())
         self.model = BatchedSVGP(template.model, B).to(device=p.device, dtype=p.dtype)
         lik = template.likelihood
-        if type(lik).__name__ != "GaussianLikelihood":
-            raise ConfigError("objective.beta_batch=true supports the Gaussian likelihood only")
-        self.likelihood = type(lik)(batch_shape=torch.Size([B])).to(device=p.device, dtype=p.dtype)
+        if isinstance(lik, gpytorch.likelihoods.GaussianLikelihood):
+            self.likelihood = type(lik)(batch_shape=torch.Size([B])).to(device=p.device, dtype=p.dtype)
+            spread(self.likelihood, lik)
+        elif not any(True for _ in lik.parameters()):
+            self.likelihood = copy.deepcopy(lik)
+        else:
+            raise ConfigError(f"objective.beta_batch=true: unsupported likelihood {type(lik).__name__}")
         spread(self.model, template.model)
-        spread(self.likelihood, template.likelihood)
         beta = torch.tensor(betas, dtype=p.dtype, device=p.device)
-        self.mll = type(template.mll)(self.likelihood, self.model, num_data=template.mll.num_data, beta=beta)
+        self.mll = type(template.mll)(self.likelihood, self.model, num_data=template.mll.num_data, beta=beta,
+                                      **template.mll_kwargs)
         self.B = B
         self.__dict__["template"] = template  # not a submodule: its parameters are not the batch's
         self._frozen_terms = None
@@ -242,7 +261,8 @@ class BatchedBundle(torch.nn.Module):
         if fixed:
             for name, q in self.named_parameters():
                 q.requires_grad_("_variational_distribution" in name)
-            # the template's cached-kernel path (FrozenPredictive), shared by every member
+            # the template's cached-kernel path (FrozenPredictive), shared by every member; it exists for the
+            # whitened strategy only: unwhitened models (whiten=false) take the ordinary model call, as unbatched
             self.fast = template._frozen is not None and template.fast_fixed
 
     def _frozen_f(self, X):
@@ -283,6 +303,7 @@ def fit_batched(bundle: BatchedBundle, X, y, trainer) -> list:
     assert all(p.shape[0] == B for p in params), [p.shape for p in params]
     optimizer = torch.optim.Adam(params, lr=trainer.lr)
     rules = [StoppingRule(trainer.window, trainer.tol) for _ in range(B)]
+    scale = float(X.shape[0]) if trainer.tol_on == "sum" else 1.0  # as Trainer.fit (full batch)
     results = [TrainResult() for _ in range(B)]
     active = [True] * B
     snapshot = [p.detach().clone() for p in params]
@@ -326,7 +347,7 @@ def fit_batched(bundle: BatchedBundle, X, y, trainer) -> list:
             for b in range(B):
                 if active[b]:
                     results[b].curve.append({"iteration": it, "wall_s": now, "loss": values[b]})
-                    if rules[b].update(values[b]):
+                    if rules[b].update(values[b] * scale):
                         results[b].converged = True
                         stop(b, now)
                     elif it >= trainer.max_iters:

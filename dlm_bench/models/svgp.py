@@ -108,6 +108,7 @@ class SVGPBundle(ModelBundle):
         self.likelihood_name = likelihood_name
         self.model, self.likelihood = model, likelihood
         self.mll = mll_cls(likelihood, model, num_data=num_data, beta=beta, **mll_kwargs)
+        self.mll_kwargs = mll_kwargs  # the estimator's arguments (bMC: num_samples), reused by batched.py
         self.num_inducing = int(model.variational_strategy.inducing_points.shape[-2])
         self._frozen = None  # FrozenPredictive once the hyperparameters are adopted and frozen
 
