@@ -52,7 +52,8 @@ def test_run_name_ignores_beta_batch():
 
 
 @pytest.mark.parametrize("extra", [["estimator=bmc", "estimator.num_samples=2"], ["trainer.batch_size=64"],
-                                   ["trainer.optimizer=lbfgs"]])
+                                   ["trainer.optimizer=lbfgs"], ["model.likelihood=student_t"],
+                                   ["estimator=smooth_bmc", "estimator.num_samples=2"]])
 def test_unsupported_settings_raise_one_line_config_error(tmp_path, extra):
     cfg = compose_config(["method=dlm", "objective.beta_index=1", "objective.beta_batch=true",
                           f"results_dir={tmp_path}", *extra])
