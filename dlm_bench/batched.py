@@ -14,10 +14,17 @@ stopped. Each member is then evaluated through the ordinary (unbatched) bundle a
 run directory with the run name the unbatched run has (`objective.beta_batch` is not part of run names), so
 reports, resumption and later sweeps (batched or not) see no difference. run.json adds `train.batched: B`.
 
-Supported: model=svgp, objective elbo (beta-ELBO) or dlm, estimator=exact, Gaussian likelihood, Adam, full
-batch, no trainer.track_every; joint or fixed hyperparameters. Other settings of these SVGP methods raise a
-ConfigError; other models and objectives (sq_dlm, SGPR, FITC) and methods outside the beta grid ignore the flag
-(so an experiment can set it for its whole method sweep).
+Supported: model=svgp, objective elbo (beta-ELBO) or dlm, Adam, full batch, no trainer.track_every; joint or
+fixed hyperparameters; whitened or unwhitened strategy (the fixed fast path, FrozenPredictive, is whitened only:
+unwhitened members take the ordinary model call, as unbatched); likelihoods: Gaussian (noise with batch_shape
+[B]) with estimator=exact, or one without parameters (probit, logistic, poisson_exp, poisson_softplus: one
+instance for all members, log p(y|f) broadcasts over B) with estimator=exact (closed form or quadrature, as
+unbatched), quadrature or bmc. Other settings of these SVGP methods (Student-t, uPS, smooth-bMC, minibatches,
+L-BFGS) raise a ConfigError; other models and objectives (sq_dlm, SGPR, FITC) and methods outside the beta grid
+ignore the flag (so an experiment can set it for its whole method sweep).
+bMC: the members' samples are drawn jointly (one [L, B, n] draw per step instead of B draws of [L, n]), so a
+batched bMC member's trajectory equals the unbatched run's in distribution, not bit for bit (same seed, same
+batched result; tests/integration/test_batched_nonconjugate.py). Deterministic estimators: equal to rounding.
 A batch whose step fails as a whole (a Cholesky error) re-runs its unfinished members unbatched.
 
 Locks: the group holds `<results>/<experiment>/.beta_batch/<run name of index 0>/.lock` (waited for) and the
@@ -254,8 +261,9 @@ class BatchedBundle(torch.nn.Module):
         beta = torch.tensor(betas, dtype=p.dtype, device=p.device)
         self.mll = type(template.mll)(self.likelihood, self.model, num_data=template.mll.num_data, beta=beta,
                                       **template.mll_kwargs)
-        self.B = B
+        self.B, self.betas, self.fixed = B, list(betas), fixed
         self.__dict__["template"] = template  # not a submodule: its parameters are not the batch's
+        self.where: dict[int, tuple] = {}  # member -> (batch, slot) holding its final state (fit_batched)
         self._frozen_terms = None
         self.fast = False
         if fixed:
@@ -279,10 +287,22 @@ class BatchedBundle(torch.nn.Module):
             return -self.mll(self._frozen_f(X), y)
         return -self.mll(self.model(X), y)
 
+    def subset(self, slots: list[int]) -> "BatchedBundle":
+        """A new batch of the members in `slots`, in their current state (the template and stage 1 shared)."""
+        new = BatchedBundle(self.template, [self.betas[s] for s in slots], self.fixed)
+        idx = torch.as_tensor(slots, device=self.mll.beta.device)
+        shared = self.template.state_dict()
+        state = self.state_dict()
+        # entries with the template's shape are shared (buffers such as variational_params_initialized)
+        new.load_state_dict({k: v if k in shared and shared[k].shape == v.shape else v[idx]
+                             for k, v in state.items()})
+        return new
+
     def gather(self, b: int) -> None:
         """Load member b into the template bundle (evaluated by the ordinary code path)."""
-        gather(self.template.model, self.model, b)
-        gather(self.template.likelihood, self.likelihood, b)
+        src, slot = self.where.get(b, (self, b))
+        gather(self.template.model, src.model, slot)
+        gather(self.template.likelihood, src.likelihood, slot)
         self.template.train()  # as after Trainer.fit; eval-mode caches (chol K_ZZ, q(u)) belong to another member
         self.template.model.variational_strategy._clear_cache()
 
@@ -293,66 +313,90 @@ class BatchFailed(RuntimeError):
 
 def fit_batched(bundle: BatchedBundle, X, y, trainer) -> list:
     """Trainer.fit (Adam, full batch) for every member at once, each with its own StoppingRule.
-    Raises BatchFailed (with the partial results) when a step fails for the whole batch."""
+    After an iteration in which members stopped, the batch shrinks to the members still training (their state and
+    Adam moments carried over), so a finished member costs nothing; bundle.where says where each member's final
+    state is. Raises BatchFailed (with the partial results) when a step fails for the whole batch."""
     from linear_operator.utils.errors import NanError, NotPSDError
 
     from .train import StoppingRule, TrainResult
 
     B = bundle.B
-    params = [p for p in bundle.parameters() if p.requires_grad]
-    assert all(p.shape[0] == B for p in params), [p.shape for p in params]
-    optimizer = torch.optim.Adam(params, lr=trainer.lr)
     rules = [StoppingRule(trainer.window, trainer.tol) for _ in range(B)]
     scale = float(X.shape[0]) if trainer.tol_on == "sum" else 1.0  # as Trainer.fit (full batch)
     results = [TrainResult() for _ in range(B)]
     active = [True] * B
-    snapshot = [p.detach().clone() for p in params]
-    stopped_mask = torch.zeros(B, dtype=torch.bool, device=params[0].device)
+    members = list(range(B))  # the member in each slot of the current batch
+    batch = bundle
     start = time.perf_counter()
     it = 0
 
-    def stop(b, now):
+    def trainable(batch):
+        named = [(n, p) for n, p in batch.named_parameters() if p.requires_grad]
+        assert all(p.shape[0] == batch.B for _, p in named), [p.shape for _, p in named]
+        return named
+
+    named = trainable(batch)
+    params = [p for _, p in named]
+    optimizer = torch.optim.Adam(params, lr=trainer.lr)
+
+    def stop(slot, now):
+        b = members[slot]
         active[b] = False
-        stopped_mask[b] = True
+        stopped_mask[slot] = True
         results[b].wall_s = now
         results[b].epochs = results[b].iterations
-        with torch.no_grad():
-            for p, s in zip(params, snapshot):
-                s[b] = p[b]
+        bundle.where[b] = (batch, slot)
 
     bundle.train()
     try:
         while any(active):
+            stopped_mask = torch.zeros(batch.B, dtype=torch.bool, device=params[0].device)
             it += 1
             optimizer.zero_grad(set_to_none=True)
-            losses = bundle.loss(X, y)
+            losses = batch.loss(X, y)
             values = losses.detach().cpu().tolist()
-            for b in range(B):
-                if active[b]:
-                    results[b].iterations = it
-                    results[b].final_loss = values[b]
-                    if not math.isfinite(values[b]):
-                        results[b].status = "diverged"
-                        results[b].error = f"non-finite training loss ({values[b]}) at iteration {it}"
-                        stop(b, time.perf_counter() - start)
+            for slot, b in enumerate(members):
+                results[b].iterations = it
+                results[b].final_loss = values[slot]
+                if not math.isfinite(values[slot]):
+                    results[b].status = "diverged"
+                    results[b].error = f"non-finite training loss ({values[slot]}) at iteration {it}"
+                    stop(slot, time.perf_counter() - start)
             if not any(active):
                 break
+            diverged = stopped_mask.any()
+            snapshot = [p.detach().clone() for p in params] if diverged else None
             losses[~stopped_mask].sum().backward()
             optimizer.step()
-            with torch.no_grad():
-                if stopped_mask.any():
+            if diverged:  # a diverged member keeps its state before the step (Adam's moments move it)
+                with torch.no_grad():
                     for p, s in zip(params, snapshot):
                         p[stopped_mask] = s[stopped_mask]
             now = time.perf_counter() - start
-            for b in range(B):
+            for slot, b in enumerate(members):
                 if active[b]:
-                    results[b].curve.append({"iteration": it, "wall_s": now, "loss": values[b]})
-                    if rules[b].update(values[b] * scale):
+                    results[b].curve.append({"iteration": it, "wall_s": now, "loss": values[slot]})
+                    if rules[b].update(values[slot] * scale):
                         results[b].converged = True
-                        stop(b, now)
+                        stop(slot, now)
                     elif it >= trainer.max_iters:
-                        stop(b, now)
+                        stop(slot, now)
+            keep = [slot for slot, b in enumerate(members) if active[b]]
+            if keep and len(keep) < batch.B:  # shrink the batch; the old one keeps the stopped members' states
+                old_state = {n: optimizer.state[p] for n, p in named}
+                idx = torch.as_tensor(keep, device=params[0].device)
+                batch = batch.subset(keep)
+                batch.train()
+                members = [members[slot] for slot in keep]
+                named = trainable(batch)
+                params = [p for _, p in named]
+                optimizer = torch.optim.Adam(params, lr=trainer.lr)
+                for n, p in named:
+                    optimizer.state[p] = {k: (v[idx] if v.dim() else v).clone() if torch.is_tensor(v) else v
+                                          for k, v in old_state[n].items()}
     except (NotPSDError, NanError, torch.linalg.LinAlgError) as err:
+        for slot, b in enumerate(members):  # the unfinished members' state is the current batch's
+            bundle.where.setdefault(b, (batch, slot))
         raise BatchFailed(f"{type(err).__name__} at iteration {it}: {str(err).splitlines()[0]}", results, active)
     return results
 

@@ -1,10 +1,13 @@
 """Benchmark: wall of one batched beta grid vs one unbatched run (issue 16 items 1 and 6).
 
-Fixed DLM (dlm_fixed: SVGP pretraining, then q(u) with the DLM objective), pol-sized synthetic regression
+Default (--task regression): fixed DLM (dlm_fixed: SVGP pretraining, then q(u) with the DLM objective), pol-sized synthetic regression
 data (D = 26, n_train = 1000), M = 50, float64, default trainer (Adam, full batch, the paper's stopping rule).
 batched: `objective.beta_batch=true` trains all 17 betas of the grid [1000, 500, ..., >= 0.01] (one shared
 stage 1, one batched stage 2) and writes 17 run directories; one run: the same configuration at one beta
-index, unbatched. Walls are of runner.execute in-process (data, training, evaluation, writing); the one-run
+index, unbatched. --task binary: the non-conjugate line, joint DLM with the probit likelihood and the
+unwhitened strategy (the settings of experiment=dlm_classification) on generated 2-D binary data
+(n_train = 500, M = 20, window 20, at most --max-iters iterations): all 16 betas [500, ..., >= 0.01] batched vs
+one run. Walls are of runner.execute in-process (data, training, evaluation, writing); the one-run
 wall is the median over beta indices --indices, interleaved with the batched repeats. Target: <= 3.
 """
 
@@ -34,6 +37,17 @@ def synthetic_csv(path: Path, n: int = 2000, d: int = 26, seed: int = 0) -> Path
     return path
 
 
+def binary_csv(path: Path, n: int = 1500, seed: int = 0) -> Path:
+    """Two interleaved noisy half-moons (banana-like), labels 0/1."""
+    rng = np.random.default_rng(seed)
+    label = rng.integers(0, 2, size=n)
+    t = rng.uniform(0, np.pi, size=n)
+    X = np.column_stack([np.cos(t) + label, np.sin(t) * (1 - 2 * label) + 0.5 * label]) + 0.3 * rng.normal(size=(n, 2))
+    lines = ["x0,x1,y"] + [f"{a:.6g},{b:.6g},{c}" for a, b, c in zip(X[:, 0], X[:, 1], label)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 def wall(overrides: list[str]) -> tuple[float, dict]:
     cfg = compose_config(overrides)
     t0 = time.perf_counter()
@@ -46,19 +60,25 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--indices", default="0,8,16", help="beta indices of the single runs")
     ap.add_argument("--max-iters", type=int, default=None, help="trainer.max_iters (default: the trainer's)")
+    ap.add_argument("--task", choices=("regression", "binary"), default="regression")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        csv = synthetic_csv(tmp / "pol_like.csv")
-        base = ["dataset=csv", f"dataset.path={csv}", "dataset.target=y", "method=dlm_fixed",
-                "model.num_inducing=50", "protocol.train_size=1000", "trainer.progress=off", "device=cpu",
-                "dtype=float64"]
+        if args.task == "binary":
+            base = ["experiment=dlm_classification", "dataset=csv", f"dataset.path={binary_csv(tmp / 'moons.csv')}",
+                    "dataset.target=y", "dataset.task=binary", "method=dlm", "model.num_inducing=20",
+                    "protocol.train_size=500", "trainer.progress=off", "device=cpu", "dtype=float64"]
+        else:
+            base = ["dataset=csv", f"dataset.path={synthetic_csv(tmp / 'pol_like.csv')}", "dataset.target=y",
+                    "method=dlm_fixed", "model.num_inducing=50", "protocol.train_size=1000", "trainer.progress=off",
+                    "device=cpu", "dtype=float64"]
         if args.max_iters:
             base.append(f"trainer.max_iters={args.max_iters}")
         singles, batches = [], []
         for r in range(args.repeats):
             for k in [int(i) for i in args.indices.split(",")]:
-                w, train = wall(base + [f"objective.beta_index={k}", f"results_dir={tmp / f'single{r}_{k}'}"])
+                w, train = wall(base + [f"objective.beta_index={k}", "objective.beta_batch=false",
+                                        f"results_dir={tmp / f'single{r}_{k}'}"])
                 singles.append(w)
                 print(f"  one run, beta_index={k:2d}: {w:7.2f} s  (stage 1 {train.get('pretrain_iterations')} it, "
                       f"stage 2 {train['iterations']} it)", flush=True)
