@@ -8,10 +8,13 @@ kernel hyperparameters, Z [B, M, D] and noise; for fixed methods the stage-1 SVG
 kernel matrices (chol K_ZZ, A = L^-1 K_ZX) are shared by every member. The loss is the sum over members of
 each member's own loss, so the gradient of member b's slice is member b's gradient, and Adam (elementwise)
 makes exactly the unbatched update; members start from the unbatched run's initial state (same seed, same
-RNG draws). Each member keeps its own StoppingRule: a stopped member (converged, max_iters or a non-finite
-loss) leaves the sum and its slice is restored after every later Adam step; the batch ends when all have
-stopped. Each member is then evaluated through the ordinary (unbatched) bundle and written as an ordinary
-run directory with the run name the unbatched run has (`objective.beta_batch` is not part of run names), so
+RNG draws). Each step equals the unbatched step to rounding (batched kernels sum in another order); over
+thousands of Adam steps a member whose training is chaotic (loss spikes) can drift from the unbatched run as a
+run on another BLAS would. Each member keeps its own StoppingRule: after an iteration in which members stopped
+(converged, max_iters or a non-finite loss, which keeps its state before the step) the batch shrinks to the
+members still training, their state and Adam moments carried over; the batch ends when all have stopped.
+Each member is then evaluated through the ordinary (unbatched) bundle and written as an ordinary run
+directory with the run name the unbatched run has (`objective.beta_batch` is not part of run names), so
 reports, resumption and later sweeps (batched or not) see no difference. run.json adds `train.batched: B`.
 
 Supported: model=svgp, objective elbo (beta-ELBO) or dlm, Adam, full batch, no trainer.track_every; joint or
@@ -24,7 +27,7 @@ L-BFGS) raise a ConfigError; other models and objectives (sq_dlm, SGPR, FITC) an
 ignore the flag (so an experiment can set it for its whole method sweep).
 bMC: the members' samples are drawn jointly (one [L, B, n] draw per step instead of B draws of [L, n]), so a
 batched bMC member's trajectory equals the unbatched run's in distribution, not bit for bit (same seed, same
-batched result; tests/integration/test_batched_nonconjugate.py). Deterministic estimators: equal to rounding.
+batched result; tests/integration/test_batched_nonconjugate.py).
 A batch whose step fails as a whole (a Cholesky error) re-runs its unfinished members unbatched.
 
 Locks: the group holds `<results>/<experiment>/.beta_batch/<run name of index 0>/.lock` (waited for) and the
