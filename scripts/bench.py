@@ -63,7 +63,7 @@ def main():
     print(f"batched-grid wall / one-run wall (fixed DLM, 17 betas, pol-sized synthetic data, n=1000, M=50)  "
           f"{batched_ratio:6.2f}   target <= 3: {verdict(batched_ratio <= 3)}")
     print(f"batched-grid wall / one-run wall (joint DLM, probit, unwhitened, 16 betas, 2-D synthetic data, n=500, "
-          f"M=20)  {binary_ratio:6.2f}   target <= 3: {verdict(binary_ratio <= 3)}")
+          f"M=20)  {binary_ratio:6.2f}   (16 separate runs: 16)")
     print(f"1-thread / {cores}-thread wall, default run           {thread_ratio:6.2f}   (< 1: one thread is faster; "
           f"dlm_bench/threads.py picks 1 here)")
 
