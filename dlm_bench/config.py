@@ -156,9 +156,6 @@ class ProtocolConfig:
     test_size: Optional[int] = None  # cap on the test part
     normalize_x: bool = True
     normalize_y: bool = True
-    folds: int = 5  # sggpm: K of the K-fold cross-validation
-    fold: Optional[int] = None  # sggpm: test fold; None: seed % folds
-    active_size: Optional[int] = None  # sggpm: size of the random active set (subset of train)
 
 
 @dataclass

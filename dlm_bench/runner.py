@@ -66,6 +66,12 @@ ADDED_LATER = {
     ("objective", "pretrain_epochs"): (None,),
     ("sggpm", "learn_hyperparameters"): (False,),
 }
+# keys removed from the config after results were written: hashed at their last value, so names stay valid
+REMOVED_LATER = {
+    ("protocol", "folds"): 5,  # the preliminary `sggpm` protocol (superseded by dlm_bench/sggpm/protocol.py)
+    ("protocol", "fold"): None,
+    ("protocol", "active_size"): None,
+}
 
 
 def run_name(cfg: DictConfig, resolve: bool = True) -> str:
@@ -87,6 +93,9 @@ def run_name(cfg: DictConfig, resolve: bool = True) -> str:
     for (group, key), implicit in ADDED_LATER.items():
         if d.get(group, {}).get(key, implicit[0]) in implicit:
             d.get(group, {}).pop(key, None)
+    for (group, key), last in REMOVED_LATER.items():
+        if group in d:
+            d[group][key] = last
     for k in NOT_IN_RUN_NAME:
         d.pop(k, None)
     d.get("trainer", {}).pop("progress", None)

@@ -6,8 +6,6 @@ normalisation statistics of the training rows.
   dlm_classification  10% of all rows validation, up to test_size (1000) test rows, the training
                       rows (up to train_size) from the rest; also count data; airline: 100000 test
   pac                 80/20 train/test; the seed is the repetition (the paper uses 10)
-  sggpm               K-fold cross-validation, seed -> (shuffle seed // K, fold seed % K), plus a
-                      random active set drawn from the training rows
   savigp              the upstream fixed splits stored with the dataset, split number seed % n
 """
 
@@ -29,7 +27,6 @@ class Split:
     test: np.ndarray
     x_stats: Standardizer | None = None  # fitted on the training rows only
     y_stats: Standardizer | None = None  # identity for non-regression tasks
-    active: Optional[np.ndarray] = None  # sggpm: active set (inducing inputs), a subset of train
 
 
 def _empty() -> np.ndarray:
@@ -93,25 +90,6 @@ def pac_split(n: int, seed: int, train_frac: float = 0.8, train_size: int | None
     return Split(_take_train(perm[:n_train], train_size), _empty(), perm[n_train:])
 
 
-def sggpm_split(n: int, seed: int, folds: int = 5, active_size: int | None = None, fold: int | None = None) -> Split:
-    """SGGPM paper: K-fold cross-validation; the active set is a random subset of the training rows."""
-    if folds < 2:
-        raise DatasetError(f"protocol.folds={folds} must be >= 2")
-    k = seed % folds if fold is None else fold
-    if not 0 <= k < folds:
-        raise DatasetError(f"protocol.fold={fold} must be in [0, {folds - 1}]")
-    perm = np.random.default_rng(seed // folds if fold is None else seed).permutation(n)
-    parts = np.array_split(perm, folds)
-    test = parts[k]
-    train = np.concatenate([p for i, p in enumerate(parts) if i != k])
-    active = None
-    if active_size is not None:
-        if not 0 < active_size <= len(train):
-            raise DatasetError(f"protocol.active_size={active_size} must be in [1, {len(train)}]")
-        active = np.random.default_rng([seed, 1]).choice(train, size=active_size, replace=False)
-    return Split(train, _empty(), test, active=active)
-
-
 def savigp_split(dataset: Dataset, seed: int) -> Split:
     """SAVIGP supplement: the upstream fixed train/test splits; seed picks split number seed % n."""
     if not dataset.fixed_splits:
@@ -146,11 +124,6 @@ def check_split(split: Split, dataset: Dataset, protocol: str, wants_val: bool) 
             )
 
 
-def _opt(cfg, key, default=None):
-    value = getattr(cfg, key, default)
-    return default if value is None else value
-
-
 def make_split(protocol_cfg, dataset: Dataset, seed: int) -> Split:
     """The split named by `protocol_cfg.name`, with train-only normalisation statistics attached."""
     name = protocol_cfg.name
@@ -166,11 +139,6 @@ def make_split(protocol_cfg, dataset: Dataset, seed: int) -> Split:
         )
     elif name == "pac":
         split = pac_split(n, seed, train_frac=protocol_cfg.train_frac, train_size=protocol_cfg.train_size)
-    elif name == "sggpm":
-        split = sggpm_split(
-            n, seed, folds=_opt(protocol_cfg, "folds", 5), active_size=_opt(protocol_cfg, "active_size"),
-            fold=_opt(protocol_cfg, "fold"),
-        )
     elif name == "savigp":
         split = savigp_split(dataset, seed)
     else:
@@ -186,6 +154,5 @@ PROTOCOLS = {
     "dlm_regression": dlm_regression_split,
     "dlm_classification": dlm_classification_split,
     "pac": pac_split,
-    "sggpm": sggpm_split,
     "savigp": savigp_split,
 }

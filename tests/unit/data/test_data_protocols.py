@@ -15,7 +15,7 @@ RNG = np.random.default_rng(1)
 
 def cfg(name, **kw):
     base = dict(name=name, train_frac=0.67, val_frac=0.08, train_size=None, test_size=None, normalize_x=True,
-                normalize_y=True, folds=5, fold=None, active_size=None)
+                normalize_y=True)
     base.update(kw)
     return SimpleNamespace(**base)
 
@@ -40,7 +40,6 @@ CASES = [
     (cfg("dlm_classification", val_frac=0.1, train_size=500, test_size=1000), 4000, (500, 400, 1000)),
     (cfg("dlm_classification", val_frac=0.0, train_size=None, test_size=100000), 300000, (200000, 0, 100000)),
     (cfg("pac", train_frac=0.8), 506, (405, 0, 101)),
-    (cfg("sggpm", folds=5), 950, (760, 0, 190)),
 ]
 
 
@@ -82,18 +81,6 @@ def test_targets_not_standardised_for_classification():
     assert s.y_stats.mean == 0 and s.y_stats.std == 1
 
 
-def test_sggpm_folds_partition_and_active_set():
-    ds = data(103)
-    pc = cfg("sggpm", folds=4, active_size=20)
-    splits = [make_split(pc, ds, seed) for seed in range(4)]  # seeds 0..3: the 4 folds of one shuffle
-    tests = np.concatenate([s.test for s in splits])
-    assert sorted(tests) == list(range(103))
-    for s in splits:
-        assert len(s.active) == 20 and set(s.active) <= set(s.train) and len(set(s.active)) == 20
-        _disjoint(s)
-    assert not np.array_equal(make_split(pc, ds, 4).test, splits[0].test)  # next shuffle
-
-
 def test_savigp_fixed_splits_by_seed():
     ds = data(10)
     ds.fixed_splits = [(np.arange(0, 3), np.arange(3, 5)), (np.arange(5, 8), np.arange(8, 10))]
@@ -104,8 +91,7 @@ def test_savigp_fixed_splits_by_seed():
 
 
 def test_bad_protocol_values_are_one_line_errors():
-    for pc in (cfg("nope"), cfg("dlm_regression", train_size=10**6), cfg("sggpm", folds=1),
-               cfg("sggpm", active_size=10**6)):
+    for pc in (cfg("nope"), cfg("dlm_regression", train_size=10**6)):
         with pytest.raises(DatasetError) as e:
             make_split(pc, data(100), 0)
         assert "\n" not in str(e.value)
