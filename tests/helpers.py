@@ -199,3 +199,16 @@ def sweeper_params(experiment: str) -> dict:
         cfg = compose(config_name="config", overrides=[f"experiment={experiment}"], return_hydra_config=True)
     params = cfg.hydra.sweeper.params
     return OmegaConf.to_container(params) if params is not None else {}  # a one-run experiment (savigp_fig4)
+
+
+def assert_batched_member_equals(ra: dict, rb: dict, name: str = "") -> None:
+    """run.json of an unbatched run (ra) and of the same run trained as a batched member (rb): same status,
+    beta and iterations, final loss to 1e-9 and every metric to 1e-6 (relative)."""
+    import pytest
+
+    assert ra["status"] == rb["status"] == "ok" and ra["beta"] == rb["beta"]
+    assert ra["train"]["iterations"] == rb["train"]["iterations"]
+    assert rb["train"]["final_loss"] == pytest.approx(ra["train"]["final_loss"], rel=1e-9)
+    assert set(ra["metrics"]) == set(rb["metrics"])
+    for m, v in ra["metrics"].items():
+        assert rb["metrics"][m] == pytest.approx(v, rel=1e-6), (name, m)
