@@ -325,7 +325,7 @@ def fit_batched(bundle: BatchedBundle, X, y, trainer) -> list:
 
     B = bundle.B
     rules = [StoppingRule(trainer.window, trainer.tol) for _ in range(B)]
-    scale = float(X.shape[0]) if trainer.tol_on == "sum" else 1.0  # as Trainer.fit (full batch)
+    scale = trainer.tol_scale(X.shape[0])  # full batch
     results = [TrainResult() for _ in range(B)]
     active = [True] * B
     members = list(range(B))  # the member in each slot of the current batch

@@ -118,6 +118,11 @@ class Trainer:
         optimizer.step(closure)
         return first[0]
 
+    def tol_scale(self, n: int) -> float:
+        """What the stopping rule multiplies the mean loss by: tol_on=sum sees the loss x N (the summed loss of
+        upstream's regression code). Used by Trainer.fit and the batched grid (batched.fit_batched)."""
+        return float(n) if self.tol_on == "sum" else 1.0
+
     def fit(self, loss_fn, params, X: torch.Tensor, y: torch.Tensor, track=None, track_every: int | None = None) -> TrainResult:
         """Minimise loss_fn(X_batch, y_batch) over `params` with Adam or L-BFGS (modules in train mode).
 
@@ -128,8 +133,7 @@ class Trainer:
         n = X.shape[0]
         full_batch = self.batch_size is None or self.batch_size >= n
         lr = self.lr if full_batch or self.stochastic_lr is None else self.stochastic_lr
-        # tol_on=sum: the rule sees the loss x N (the summed loss of upstream's regression code)
-        scale = float(n) if self.tol_on == "sum" else 1.0
+        scale = self.tol_scale(n)
         if self.optimizer == "lbfgs":  # one L-BFGS iteration (strong-Wolfe line search) per step
             optimizer = torch.optim.LBFGS(
                 params, lr=lr, max_iter=1, max_eval=25, history_size=50, line_search_fn="strong_wolfe"

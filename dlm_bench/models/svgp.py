@@ -12,7 +12,6 @@ from .base import ModelBundle, predict_f
 from .components import build_likelihood, initial_kernel_and_inducing
 
 
-
 def whitened_marginals(strategy, mean, A, prior_var):
     """q(f) at the inputs of a whitened strategy from cached prior terms (A = L^-1 K_uf, prior mean and variance):
     mean + A^T m, prior_var + diag(A^T (S - I) A), independent (only the marginals enter the losses)."""
@@ -22,6 +21,7 @@ def whitened_marginals(strategy, mean, A, prior_var):
     mean_update = (A.mT @ q.mean.unsqueeze(-1)).squeeze(-1)
     var_update = torch.sum(A.mT * (A.mT @ middle), dim=-1)
     return gpytorch.distributions.MultivariateNormal(mean + mean_update, DiagLinearOperator(prior_var + var_update))
+
 
 class SVGP(gpytorch.models.ApproximateGP):
     def __init__(
