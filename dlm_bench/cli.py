@@ -236,6 +236,8 @@ def cmd_report(args) -> int:
     print(f"  {made['index']} ({len(made['missing'])} missing or unfinished points listed)")
     if made["skipped"]:
         print(f"  skipped {len(made['skipped'])} unusable run.json (listed in index.md)")
+    for line in made["not_drawn"]:
+        print(f"  not drawn: {line}")
     return 0
 
 

@@ -67,7 +67,8 @@ def build_report(dirs, out: Path, paper: str | None = None) -> dict:
         if df.empty:
             raise FileNotFoundError(f"no runs of paper {paper!r} under {', '.join(map(str, dirs))}")
     df.to_parquet(out / "results.parquet", index=False)
-    made = {"results": [out / "results.parquet"], "tables": [], "figures": [], "missing": [], "skipped": skipped}
+    made = {"results": [out / "results.parquet"], "tables": [], "figures": [], "missing": [], "skipped": skipped,
+            "not_drawn": []}
     counts = df["status"].value_counts().to_dict()
     for experiment, sub in df.groupby("experiment", sort=True):
         specs = specs_for(experiment, sub)
@@ -94,6 +95,13 @@ def build_report(dirs, out: Path, paper: str | None = None) -> dict:
                 made["figures"] += [p for p in written if p.suffix == ".png"]
                 made["tables"] += [p for p in written if p.suffix in (".csv", ".md")]
             elif isinstance(spec, (FigureSpec, CurveSpec, PredictiveSpec, SweepFigureSpec)):
+                if isinstance(spec, FigureSpec) and apply_methods(sub, spec.methods).empty:
+                    # e.g. the Fig. 1(d) ringnorm panel of a sweep restricted to other datasets: an empty
+                    # axis would read as a result; a stale file from an earlier report would be one
+                    for ext in (".png", ".pdf"):
+                        stem.with_suffix(ext).unlink(missing_ok=True)
+                    made["not_drawn"].append(f"{stem.name}: no runs match its methods")
+                    continue
                 draw = {FigureSpec: make_figure, CurveSpec: make_curve_figure, PredictiveSpec: make_predictive_figure,
                         SweepFigureSpec: make_sweep_figure}
                 fig = draw[type(spec)](sub, spec)
@@ -112,6 +120,8 @@ def build_report(dirs, out: Path, paper: str | None = None) -> dict:
     ]
     for kind in ("results", "tables", "figures"):
         lines += [f"- {kind}: " + ", ".join(f"[{p.name}]({p.name})" for p in made[kind])] if made[kind] else []
+    lines += ["", "## Figures not drawn", ""]
+    lines += [f"- {m}" for m in made["not_drawn"]] or ["none"]
     lines += ["", "## Missing or unfinished points", ""]
     lines += [f"- {m}" for m in made["missing"]] or ["none"]
     lines += ["", "## Skipped run.json files", ""]

@@ -89,6 +89,22 @@ def test_build_report_writes_everything_and_lists_missing_points(tmp_path):
     assert "'method': 'svgp-dlm', 'beta': 1.0" in index and "2 of 3 seeds" in index
 
 
+def test_figure_that_matches_no_run_is_not_drawn_and_the_index_says_so(tmp_path, monkeypatch):
+    from dlm_bench.report import specs
+
+    write_runs(tmp_path / "res", experiment="dlm_demo")
+    panel = specs.fig1_panel("fig1d_ringnorm", "ringnorm", "exact")  # no ringnorm run among them
+    monkeypatch.setitem(specs.SPECS, "dlm_demo", specs.SPECS["dlm_demo"] + (panel,))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "dlm_demo_fig1d_ringnorm.png").write_bytes(b"stale")  # left by an earlier report
+    made = build_report([tmp_path / "res"], out)
+    assert not (out / "dlm_demo_fig1d_ringnorm.png").exists()
+    assert "dlm_demo_test_vs_beta.png" in {p.name for p in made["figures"]}
+    assert made["not_drawn"] == ["dlm_demo_fig1d_ringnorm: no runs match its methods"]
+    assert "- dlm_demo_fig1d_ringnorm: no runs match its methods" in (out / "index.md").read_text()
+
+
 def test_curve_figure_averages_tracked_metrics_over_seeds(tmp_path):
     from dlm_bench.report.figures import make_curve_figure
     from dlm_bench.report.specs import CurveSpec
