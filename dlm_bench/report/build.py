@@ -95,16 +95,16 @@ def build_report(dirs, out: Path, paper: str | None = None) -> dict:
                 made["figures"] += [p for p in written if p.suffix == ".png"]
                 made["tables"] += [p for p in written if p.suffix in (".csv", ".md")]
             elif isinstance(spec, (FigureSpec, CurveSpec, PredictiveSpec, SweepFigureSpec)):
-                if isinstance(spec, FigureSpec) and apply_methods(sub, spec.methods).empty:
-                    # e.g. the Fig. 1(d) ringnorm panel of a sweep restricted to other datasets: an empty
-                    # axis would read as a result; a stale file from an earlier report would be one
+                draw = {FigureSpec: make_figure, CurveSpec: make_curve_figure, PredictiveSpec: make_predictive_figure,
+                        SweepFigureSpec: make_sweep_figure}
+                fig = draw[type(spec)](sub, spec)
+                if fig is None:
+                    # e.g. the Fig. 1(d) ringnorm panel of a sweep run on other datasets: an empty axis would
+                    # read as a result, and so would a stale file from an earlier report
                     for ext in (".png", ".pdf"):
                         stem.with_suffix(ext).unlink(missing_ok=True)
                     made["not_drawn"].append(f"{stem.name}: no runs match its methods")
                     continue
-                draw = {FigureSpec: make_figure, CurveSpec: make_curve_figure, PredictiveSpec: make_predictive_figure,
-                        SweepFigureSpec: make_sweep_figure}
-                fig = draw[type(spec)](sub, spec)
                 for ext in (".png", ".pdf"):
                     fig.savefig(stem.with_suffix(ext), dpi=130)
                 plt.close(fig)

@@ -20,9 +20,11 @@ from .tables import SERIES, apply_methods, mean_se  # noqa: E402
 
 
 def make_figure(df: pd.DataFrame, spec: FigureSpec):
-    """The matplotlib Figure for `spec` (error bars: standard error over seeds)."""
+    """The matplotlib Figure for `spec` (error bars: standard error over seeds); None when no run matches."""
     data = apply_methods(df, spec.methods, extra_group=(spec.x,) if spec.x != "beta" else ())
-    datasets = sorted(data["dataset"].unique()) or ["-"]
+    datasets = sorted(data["dataset"].unique())
+    if not datasets:
+        return None
     fig, axes = plt.subplots(
         len(datasets), len(spec.metrics), figsize=(4.2 * len(spec.metrics), 3.4 * len(datasets)), squeeze=False
     )
@@ -55,9 +57,11 @@ def make_figure(df: pd.DataFrame, spec: FigureSpec):
 
 
 def make_curve_figure(df: pd.DataFrame, spec):
-    """Learning curves (CurveSpec): reads curve.csv next to each selected run."""
+    """Learning curves (CurveSpec): reads curve.csv next to each selected run; None when no run matches."""
     data = apply_methods(df, spec.methods)
-    datasets = sorted(data["dataset"].unique()) or ["-"]
+    datasets = sorted(data["dataset"].unique())
+    if not datasets:
+        return None
     fig, axes = plt.subplots(1, len(datasets), figsize=(4.6 * len(datasets), 3.6), squeeze=False)
     series = [m.label for m in spec.methods] if spec.methods else sorted(data[SERIES].unique())
     for j, ds in enumerate(datasets):
