@@ -265,6 +265,11 @@ DRY_RUN_WORDS = {
 }
 
 
+# composing a point costs ~0.1 s (Hydra's config loader), so a paper-size grid (thousands of points) takes
+# minutes: from this many points on, a dry run says how far it is, on stderr
+DRY_RUN_PROGRESS_FROM = 500
+
+
 def plan_sweep(overrides: list[str]) -> list[tuple[str, str, str]]:
     """`dlm-bench sweep --dry-run`: every grid point as (overrides, run name, state), nothing launched and
     nothing written. The grid is expanded as Hydra's BasicSweeper does (hydra.sweeper.params of the composed
@@ -279,6 +284,7 @@ def plan_sweep(overrides: list[str]) -> list[tuple[str, str, str]]:
     from omegaconf import OmegaConf, open_dict
 
     from .config import conf_dir, register_configs
+    from .runner import run_name
 
     register_configs()
     version.setbase("1.3")
@@ -291,16 +297,17 @@ def plan_sweep(overrides: list[str]) -> list[tuple[str, str, str]]:
         params += list(OmegaConf.to_container(master.hydra.overrides.task, resolve=False))
         parsed = OverridesParser.create(config_loader=hydra.config_loader).parse_overrides(params)
         sweeps = {o.get_key_element() for o in parsed if o.is_sweep_override()}
-        for batch in BasicSweeper.split_arguments(parsed, None):
-            for point in batch:
-                cfg = hydra.config_loader.load_sweep_config(master, list(point))
-                with open_dict(cfg):
-                    del cfg["hydra"]  # what the task function sees
-                state, _ = point_state(cfg)
-                from .runner import run_name
-
-                shown = " ".join(p for p in point if p.partition("=")[0] in sweeps)
-                out.append((shown, run_name(cfg), state))
+        points = [point for batch in BasicSweeper.split_arguments(parsed, None) for point in batch]
+        every = max(1, len(points) // 10) if len(points) >= DRY_RUN_PROGRESS_FROM else 0
+        for i, point in enumerate(points):
+            if every and i and i % every == 0:
+                print(f"dry run: composed {i} of {len(points)} grid points", file=sys.stderr, flush=True)
+            cfg = hydra.config_loader.load_sweep_config(master, list(point))
+            with open_dict(cfg):
+                del cfg["hydra"]  # what the task function sees
+            state, _ = point_state(cfg)
+            shown = " ".join(p for p in point if p.partition("=")[0] in sweeps)
+            out.append((shown, run_name(cfg), state))
     finally:
         GlobalHydra.instance().clear()
     return out

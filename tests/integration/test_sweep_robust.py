@@ -58,6 +58,17 @@ def test_dry_run_lists_grid_names_and_states_without_running(tmp_path, capsys):
     assert sorted(tmp_path.rglob("*")) == before  # nothing written, not even Hydra's sweep folder
 
 
+def test_large_dry_run_reports_progress_on_stderr(tmp_path, capsys, monkeypatch):
+    import dlm_bench.sweep as sweep
+
+    monkeypatch.setattr(sweep, "DRY_RUN_PROGRESS_FROM", 10)  # a paper-size grid, scaled down
+    ov = FAST + [f"results_dir={tmp_path}", "method=elbo", "seed=range(0,20)"]
+    assert main(["sweep", "--dry-run"] + ov) == 0
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [f"dry run: composed {i} of 20 grid points" for i in range(2, 20, 2)]
+    assert captured.out.splitlines()[-1] == "dry run: 20 grid points, 20 new; nothing was run"
+
+
 def test_dry_run_names_match_what_the_sweep_writes(tmp_path):
     ov = FAST + [f"results_dir={tmp_path}", "seed=0"]
     names = sorted(n for _, n, _ in plan_sweep(ov))
