@@ -62,6 +62,8 @@ def test_beta_index_sweep_resolves_the_paper_grid(tmp_path):
     assert counts["ok"] == 2 and counts["outside_grid"] == 1
     betas = sorted(json.loads(p.read_text())["beta"] for p in tmp_path.glob("default/*/run.json"))
     assert betas == [339 / 2**15, 339.0]
+    # the point beyond the grid leaves no run directory (it is known only once the data is loaded)
+    assert sorted(p.name.split("_")[3] for p in tmp_path.glob("default/boston_*")) == ["betaidx0", "betaidx15"]
 
 
 def test_cli_sweep_with_joblib_and_summary(tmp_path, cli_env):
