@@ -54,12 +54,17 @@ class RunLock:
     def __init__(self, run_dir: Path):
         self.path = Path(run_dir) / LOCK_NAME
         self.acquired = False
+        self.created_dir = False
 
     def acquire(self) -> bool:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         for _ in range(3):
+            if not self.path.parent.is_dir():
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self.created_dir = True
             try:
                 fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+            except FileNotFoundError:  # another holder's release removed the empty directory meanwhile
+                continue
             except FileExistsError:
                 if holder(self.path.parent) is not None:
                     return False
@@ -83,6 +88,13 @@ class RunLock:
                 if err.errno != errno.ENOENT:
                     raise
             self.acquired = False
+            if self.created_dir:
+                # a run that wrote nothing (a point beyond the beta grid, a batched group stopped by
+                # SIGTERM) leaves no empty run directory behind; rmdir refuses a directory with files in it
+                try:
+                    self.path.parent.rmdir()
+                except OSError:
+                    pass
 
     def __enter__(self) -> bool:
         return self.acquire()

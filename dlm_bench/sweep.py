@@ -89,7 +89,6 @@ def sweep_job(cfg: DictConfig) -> str:
     if not lock.acquire():
         _progress(run_dir, "running elsewhere", {}, None)
         return "running_elsewhere"
-    outside = False
     try:
         if point_state(cfg)[0] in ("done", "failed"):  # another sweep finished it before we locked
             return "skipped"
@@ -98,17 +97,11 @@ def sweep_job(cfg: DictConfig) -> str:
             _progress(run_dir, record.status, record.metrics, record.train.get("total_wall_s", record.train.get("wall_s")))
             return record.status
         except OutsideBetaGrid:
-            outside = True
             return "outside_grid"
         except Exception as err:  # config/data errors of this grid point: recorded, the sweep goes on
             return failed_job(cfg, run_dir, err)
     finally:
         lock.release()
-        if outside:  # the grid is known only once the data is loaded; leave no empty run dir behind
-            try:
-                run_dir.rmdir()
-            except OSError:  # not empty: something else wrote there
-                pass
 
 
 def failed_job(cfg: DictConfig, run_dir: Path, err: BaseException) -> str:

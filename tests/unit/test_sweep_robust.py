@@ -44,6 +44,20 @@ def test_lock_is_exclusive_and_stale_after_its_holder_is_gone(tmp_path):
     assert not (tmp_path / LOCK_NAME).exists()
 
 
+def test_lock_leaves_no_empty_run_dir_it_created(tmp_path):
+    # a point beyond the beta grid, or a batched group stopped by SIGTERM, writes nothing in its run dir
+    with RunLock(tmp_path / "a" / "run") as got:
+        assert got and (tmp_path / "a" / "run" / LOCK_NAME).exists()
+    assert not (tmp_path / "a" / "run").exists() and (tmp_path / "a").is_dir()
+    with RunLock(tmp_path / "b"):  # a run that wrote its record keeps it
+        (tmp_path / "b" / "run.json").write_text("{}")
+    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == ["run.json"]
+    (tmp_path / "c").mkdir()  # a directory that was there before is not the lock's to remove
+    with RunLock(tmp_path / "c"):
+        pass
+    assert (tmp_path / "c").is_dir()
+
+
 def test_stop_workers_ends_children_and_grandchildren():
     code = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); time.sleep(60)"
     child = subprocess.Popen([sys.executable, "-c", code])
