@@ -32,7 +32,9 @@ A batch whose step fails as a whole (a Cholesky error) re-runs its unfinished me
 
 Locks: the group holds `<results>/<experiment>/.beta_batch/<run name of index 0>/.lock` (waited for) and the
 ordinary per-run lock of each member it trains; members done already (ok / diverged, failed unless
-resume.retry_failed; all with resume.force) or locked by another process are left out.
+resume.retry_failed; all with resume.force) or locked by another process are left out. A sweep job whose point
+the lock's holder is training does not wait: it counts as skipped, so joblib / SLURM workers move on to the
+next group.
 """
 
 from __future__ import annotations
@@ -163,20 +165,28 @@ _HELD: set[Path] = set()
 
 
 @contextmanager
-def group_lock(cfg: DictConfig, poll_s: float = 1.0):
-    """Hold the group's lock (re-entrant within a process); waits while another process holds it."""
-    from .locks import RunLock
+def group_lock(cfg: DictConfig, poll_s: float = 1.0, member: Path | None = None):
+    """Hold the group's lock (re-entrant within a process); waits while another process holds it and yields
+    True. With `member` (a run dir of the group) it stops waiting, and yields False, once the process holding
+    the group lock also holds `member`'s run lock: that process is training `member` in its batch. A parallel
+    launcher's other jobs of the group then free their worker at once instead of waiting out the group."""
+    from .locks import RunLock, holder
 
     path = group_lock_dir(cfg)
     if path in _HELD:
-        yield
+        yield True
         return
     lock = RunLock(path)
     while not lock.acquire():
+        if member is not None:
+            trainer = holder(member)
+            if trainer is not None and trainer["pid"] != -1 and trainer == holder(path):
+                yield False
+                return
         time.sleep(poll_s)
     _HELD.add(path)
     try:
-        yield
+        yield True
     finally:
         _HELD.discard(path)
         lock.release()
@@ -586,7 +596,8 @@ def _write_member(cfg, prep, bundle, result, pretrain, run_dir, device, B, batch
 
 def sweep_group_job(cfg: DictConfig, run_dir: Path) -> str:
     """sweep_job for a beta_batch grid point: wait for the group lock, then train the group unless the point
-    was finished meanwhile (by the job that held the lock)."""
+    was finished meanwhile (by the job that held the lock). Returns at once ("skipped") when the lock's holder
+    is training this point."""
     import signal
     import threading
 
@@ -596,8 +607,10 @@ def sweep_group_job(cfg: DictConfig, run_dir: Path) -> str:
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _raise_terminated)
-    with group_lock(cfg):
-        if point_state(cfg)[0] in ("done", "failed"):
+    with group_lock(cfg, member=run_dir) as held:
+        # not held: the group's job (another worker or sweep) is training this point; like the group's
+        # members that a one-at-a-time launcher finds done, it counts as skipped
+        if not held or point_state(cfg)[0] in ("done", "failed"):
             return "skipped"
         try:
             record, _ = execute(cfg)

@@ -22,6 +22,10 @@ from .errors import Terminated  # noqa: F401 (re-exported)
 
 OUTCOMES = ("skipped", "ok", "diverged", "failed", "outside_grid", "running_elsewhere")
 
+# set by SIGTERM in this process. A joblib worker that unwound a job on SIGTERM is handed the next job by loky
+# before the parent's stop_workers() kills it; that job must not start (it would take locks it never releases)
+_terminated = False
+
 
 def _existing_status(run_dir: Path) -> str | None:
     try:
@@ -72,6 +76,8 @@ def sweep_job(cfg: DictConfig) -> str:
     from .locks import RunLock
     from .runner import execute
 
+    if _terminated:
+        raise Terminated("signal 15: this worker was stopped")
     _set_threads(cfg)
     state, run_dir = point_state(cfg)
     if state == "not_applicable":
@@ -129,6 +135,8 @@ def _progress(run_dir: Path, status: str, metrics: dict, wall_s, error: str | No
 
 
 def _raise_terminated(signum, frame):
+    global _terminated
+    _terminated = True
     # workers first, while they can still unwind (release their run locks): joblib SIGKILLs them as soon
     # as the exception reaches its Parallel loop
     stop_workers(keep_trackers=True)  # joblib's shutdown still talks to its resource trackers
@@ -209,6 +217,8 @@ def run_sweep(overrides: list[str]) -> Counter:
 
     from .config import conf_dir, register_configs
 
+    global _terminated
+    _terminated = False  # a new sweep in this process (tests, notebooks) after an earlier one was stopped
     register_configs()
     version.setbase("1.3")
     GlobalHydra.instance().clear()

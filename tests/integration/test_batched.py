@@ -56,3 +56,109 @@ def test_unsupported_settings_raise_one_line_config_error(tmp_path, extra):
     with pytest.raises(ConfigError, match="objective.beta_batch=true supports") as err:
         runner.execute(cfg)
     assert "\n" not in str(err.value)
+
+
+# ---------------------------------------------------------------------------------------------- parallel launchers
+
+
+def _lock_as(run_dir, pid):
+    """Write run_dir's lock as if process `pid` (alive, on this host) held it."""
+    import socket
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / ".lock").write_text(json.dumps({"host": socket.gethostname(), "pid": pid}))
+
+
+@pytest.fixture
+def other_processes():
+    """Two live processes that stand for other workers holding locks."""
+    import subprocess
+    import sys
+
+    procs = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"]) for _ in range(2)]
+    yield [p.pid for p in procs]
+    for p in procs:
+        p.kill()
+        p.wait()
+
+
+def _member(tmp_path, k=2):
+    from dlm_bench.batched import group_lock_dir
+    from dlm_bench.sweep import point_state
+
+    cfg = compose_config(TINY + ["method=dlm", f"objective.beta_index={k}", "objective.beta_batch=true",
+                                 f"results_dir={tmp_path}"])
+    state, run_dir = point_state(cfg)
+    assert state == "new"
+    return cfg, run_dir, group_lock_dir(cfg)
+
+
+def test_a_job_whose_point_the_group_holder_trains_returns_without_waiting(tmp_path, other_processes, monkeypatch):
+    """joblib / SLURM: the group's other jobs free their worker at once instead of waiting out the group
+    (before, every such job slept on the group lock, so two joblib workers trained one group at a time)."""
+    from dlm_bench import batched
+
+    cfg, run_dir, group_dir = _member(tmp_path)
+    _lock_as(group_dir, other_processes[0])
+    _lock_as(run_dir, other_processes[0])  # the group's holder has taken this member's lock: it trains it
+
+    def no_wait(_):
+        raise AssertionError("waited for the group lock")
+
+    monkeypatch.setattr(batched.time, "sleep", no_wait)
+    assert batched.sweep_group_job(cfg, run_dir) == "skipped"
+    assert not (run_dir / "run.json").exists()
+
+
+def test_a_job_waits_for_a_group_holder_that_does_not_train_its_point(tmp_path, other_processes, monkeypatch):
+    """Waiting is kept where it is needed: the holder (e.g. a sweep over fewer betas) left this member out, or
+    another sweep, not the holder, has the member's lock."""
+    from dlm_bench import batched
+    from dlm_bench.locks import holder
+
+    cfg, run_dir, group_dir = _member(tmp_path)
+    _lock_as(group_dir, other_processes[0])
+    waits = []
+
+    def holder_done(_):  # the holder finishes after one poll: it wrote this member's run.json
+        waits.append(1)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "run.json").write_text(json.dumps({"status": "ok"}))
+        (group_dir / ".lock").unlink()
+
+    monkeypatch.setattr(batched.time, "sleep", holder_done)
+    assert batched.sweep_group_job(cfg, run_dir) == "skipped" and waits == [1]
+    assert holder(group_dir) is None
+
+    cfg, run_dir, group_dir = _member(tmp_path / "b")
+    _lock_as(group_dir, other_processes[0])
+    _lock_as(run_dir, other_processes[1])  # another sweep has this member, not the group's holder
+    waits.clear()
+
+    def holder_gone(_):
+        waits.append(1)
+        (group_dir / ".lock").unlink()
+
+    monkeypatch.setattr(batched.time, "sleep", holder_gone)
+    assert batched.sweep_group_job(cfg, run_dir) == "running_elsewhere" and waits == [1]
+    assert not (run_dir / "run.json").exists()
+
+
+def test_batched_sweep_with_joblib_equals_the_one_at_a_time_sweep(tmp_path, cli_env):
+    import subprocess
+
+    from tests.helpers import cli_command
+
+    grid = ["method=dlm,beta_elbo", "objective.beta_index=0,2,5", "objective.beta_batch=true"]
+    local = run_sweep(TINY + grid + [f"results_dir={tmp_path / 'local'}"])
+    assert (local["ok"], local["skipped"]) == (2, 4)
+    # the CLI in a subprocess: no loky executor is left in the test process
+    args = ["sweep", *TINY, *grid, f"results_dir={tmp_path / 'joblib'}", "launcher=joblib", "launcher.n_jobs=2"]
+    proc = subprocess.run(cli_command() + args, capture_output=True, text=True, env=cli_env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == "sweep: 6 jobs, 4 skipped, 2 run (2 ok, 0 diverged, 0 failed)"
+    a, b = runs(tmp_path / "local"), runs(tmp_path / "joblib")
+    assert set(a) == set(b) and len(a) == 6
+    for name in a:
+        assert b[name]["train"]["batched"] == 3
+        assert_batched_member_equals(a[name], b[name], name)

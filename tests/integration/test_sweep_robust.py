@@ -78,8 +78,12 @@ def test_dry_run_names_match_what_the_sweep_writes(tmp_path):
 
 
 @pytest.mark.slow
-def test_sigterm_to_a_joblib_sweep_leaves_no_worker(tmp_path, cli_env):
-    cmd = cli_command() + ["sweep", "launcher=joblib", "launcher.n_jobs=2", "seed=0,1", "trainer.max_iters=100000",
+@pytest.mark.parametrize("grid", [["seed=0,1"],
+                                  # two beta groups trained at once; the worker freed first must not start a third
+                                  ["method=dlm,beta_elbo", "objective.beta_index=0,2,5", "objective.beta_batch=true",
+                                   "model.num_inducing=10", "dataset=boston"]])
+def test_sigterm_to_a_joblib_sweep_leaves_no_worker(tmp_path, cli_env, grid):
+    cmd = cli_command() + ["sweep", "launcher=joblib", "launcher.n_jobs=2", *grid, "trainer.max_iters=100000",
                            "trainer.tol=0", f"results_dir={tmp_path}"]
     proc = subprocess.Popen(cmd, env={**cli_env, "OMP_NUM_THREADS": "1"}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.time() + 120
@@ -91,4 +95,6 @@ def test_sigterm_to_a_joblib_sweep_leaves_no_worker(tmp_path, cli_env):
     assert proc.wait(timeout=30) == 143
     time.sleep(1)
     alive = [p for p in workers if Path(f"/proc/{p}").exists() and Path(f"/proc/{p}/stat").read_text().split(")")[1].split()[0] != "Z"]
-    assert alive == [] and list(tmp_path.glob(f"default/*/{LOCK_NAME}")) == []
+    assert alive == [] and list(tmp_path.rglob(LOCK_NAME)) == []
+    run_dirs = [p for p in tmp_path.glob("default/*") if p.is_dir() and p.name[0] not in "._"]
+    assert [p for p in run_dirs if not any(p.iterdir())] == []  # no empty run dir

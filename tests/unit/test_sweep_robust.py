@@ -158,3 +158,23 @@ def test_run_help_lists_groups_and_options(capsys):
         line = next(l for l in out.splitlines() if l.strip().startswith(f"{group} ("))
         assert line.split("): ", 1)[1] == ", ".join(options)
     assert "dataset (default: boston)" in out and "--cfg" in out
+
+
+def test_a_worker_stopped_by_sigterm_starts_no_further_job(tmp_path, monkeypatch):
+    """loky hands a worker that unwound its job on SIGTERM the next job before the parent's stop_workers()
+    SIGKILLs it; that job must start nothing (it took locks and made run dirs it never released)."""
+    import signal
+
+    from dlm_bench import sweep
+
+    monkeypatch.setattr(sweep, "stop_workers", lambda **_: [])
+    with pytest.raises(sweep.Terminated):
+        sweep._raise_terminated(signal.SIGTERM, None)
+    cfg = compose_config(["trainer.max_iters=5", "model.num_inducing=10", f"results_dir={tmp_path}"])
+    with pytest.raises(sweep.Terminated):
+        sweep.sweep_job(cfg)
+    assert not tmp_path.exists() or list(tmp_path.rglob("*")) == []
+    # a new sweep in this process starts afresh
+    counts = sweep.run_sweep(["trainer.max_iters=5", "model.num_inducing=10", "launcher=local",
+                              "trainer.progress=off", f"results_dir={tmp_path}"])
+    assert counts["ok"] == 1
