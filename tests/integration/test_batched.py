@@ -82,6 +82,16 @@ def other_processes():
         p.wait()
 
 
+@pytest.fixture(autouse=True)
+def keep_sigterm_handler():
+    """sweep_group_job, called directly here, installs the sweep's SIGTERM handler (a sweep restores it)."""
+    import signal
+
+    old = signal.getsignal(signal.SIGTERM)
+    yield
+    signal.signal(signal.SIGTERM, old)
+
+
 def _member(tmp_path, k=2):
     from dlm_bench.batched import group_lock_dir
     from dlm_bench.sweep import point_state
