@@ -180,6 +180,7 @@ def group_lock(cfg: DictConfig, poll_s: float = 1.0, member: Path | None = None)
     while not lock.acquire():
         if member is not None:
             trainer = holder(member)
+            # pid -1: a lock file still being written (locks.holder); two such must not count as one holder
             if trainer is not None and trainer["pid"] != -1 and trainer == holder(path):
                 yield False
                 return
