@@ -1,7 +1,8 @@
 """Declared capabilities: one spec per model, objective and estimator that says what it is and what it combines
-with. The registries live next to the code they describe (`models.MODELS`, `objectives.OBJECTIVES`,
-`estimators.ESTIMATORS`, `likelihoods.LIKELIHOODS`); `compatibility.py` checks a configuration against them. A new
-model or estimator is its own file + one registry entry (in its package's __init__) + its yaml, with no edit here.
+with. A leaf (the spec classes only). The registries: `registry.MODELS` (every model kind, with the plugin the run
+harness calls), `objectives.OBJECTIVES`, `estimators.ESTIMATORS`, `likelihoods.LIKELIHOODS`; `combination_rules.py`
+checks a configuration against them. A new model or estimator is its own file + one registry entry + its yaml,
+with no edit here.
 """
 
 from __future__ import annotations
@@ -15,8 +16,11 @@ from typing import Callable, Optional
 class ModelSpec:
     name: str
     objectives: tuple[str, ...]  # objectives it can be trained with
-    build: Optional[Callable] = None  # (cfg, X_train, y_train) -> ModelBundle, trained by the Trainer
-    execute: Optional[Callable] = None  # (cfg) -> (RunRecord, run_dir): a model with its own fit loop
+    execute: Callable  # (cfg, ctx) -> Outcome: what the run harness calls (dlm_bench/run/harness.py)
+    check_config: Optional[Callable] = None  # (cfg) -> None: its own settings, before any data (ConfigError)
+    check_data: Optional[Callable] = None  # (cfg, dataset) -> None: after the data are loaded, before training
+    own_loop: bool = False  # its own fit loop and data protocol (lgm, sggpm, savigp), not the shared Trainer
+    paper: Optional[str] = None  # the paper key its runs belong to when it belongs to one (run.json `paper`)
     own_objective: Optional[str] = None  # trains its own (approximate) marginal likelihood; run.json's label for it
     collapsed: bool = False  # q(u) in closed form
     gaussian_only: bool = False

@@ -85,7 +85,8 @@ def _one_line(err: BaseException) -> str:
 def cmd_run(args) -> int:
     from .beta import OutsideBetaGrid
     from .data import DatasetError
-    from .runner import ConfigError, execute
+    from .errors import ConfigError
+    from .run import execute
 
     overrides = list(args.overrides)
     if args.cfg is not None and args.cfg not in CFG_CHOICES:  # `--cfg key=value`: the value is an override
@@ -126,7 +127,7 @@ def print_config(cfg) -> int:
     comment, the run directory the run would write; nothing is trained or written."""
     from omegaconf import OmegaConf
 
-    from .runner import run_dir_for
+    from .run import run_dir_for
 
     print(OmegaConf.to_yaml(cfg), end="")
     print(f"# would write: {run_dir_for(cfg.copy())}")
@@ -243,7 +244,7 @@ def cmd_report(args) -> int:
 
 def cmd_experiments(args) -> int:
     from .config import GROUPS, group_options
-    from .models import MODELS
+    from .registry import MODELS
     from .objectives import OBJECTIVES
 
     for group in GROUPS + ("experiment",):
@@ -353,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"dlm-bench: error: {err}", file=sys.stderr)
         return USAGE_EXIT
     except KeyboardInterrupt as err:
-        from .sweep import Terminated
+        from .errors import Terminated
 
         if isinstance(err, Terminated):
             print("dlm-bench: terminated (SIGTERM)", file=sys.stderr)

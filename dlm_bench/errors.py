@@ -1,8 +1,13 @@
-"""Errors shared across packages (runner, methods, data, sweep)."""
+"""Errors shared across layers (a leaf: imports nothing from dlm_bench)."""
 
 
 class ConfigError(ValueError):
     """A config value that composes but makes no sense (one line, exit 2)."""
+
+
+class NotApplicable(ConfigError):
+    """A grid point the paper does not have (e.g. SGGPM's dual method on ordinal data): one line and exit 2 for
+    `dlm-bench run`; its own `not_applicable` outcome in a sweep (not a failure, nothing written)."""
 
 
 class Terminated(KeyboardInterrupt):

@@ -37,6 +37,7 @@ class RunRecord:
     train_size: int | None
     num_inducing: int | None
     hyperparameters: str  # joint | fixed
+    method: str | None = None  # the one method label of every model kind (labels.method_label)
     metrics: dict = field(default_factory=dict)
     train: dict = field(default_factory=dict)
     config: dict = field(default_factory=dict)
@@ -46,6 +47,14 @@ class RunRecord:
     def to_dict(self) -> dict:
         d = asdict(self)
         return {"schema": d.pop("schema"), **d}
+
+
+def read_status(run_dir: Path) -> str | None:
+    """The status in `run_dir`/run.json, or None when there is none (or it cannot be read)."""
+    try:
+        return json.loads((Path(run_dir) / "run.json").read_text()).get("status")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _atomic_write_text(path: Path, text: str) -> None:

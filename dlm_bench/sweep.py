@@ -7,31 +7,26 @@ parent can count skipped / run / failed jobs, whichever launcher (basic, joblib,
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sys
 import threading
-import time
 from collections import Counter
 from pathlib import Path
 
 from omegaconf import DictConfig
 
-from .errors import Terminated  # noqa: F401 (re-exported)
+from .beta import OutsideBetaGrid, apply_beta_grid_flag
+from .errors import NotApplicable, Terminated  # noqa: F401 (Terminated re-exported)
+from .locks import RunLock, holder
+from .results import read_status
+from .run import execute, run_dir_for, run_name
+from .run.batched import RunningElsewhere, announce_beta_indices, group_lock, requested
+from .run.progress import progress
+from .run.record import failure_record
+from .run.signals import check_not_terminated, install, raise_terminated, reset, stop_workers
 
-OUTCOMES = ("skipped", "ok", "diverged", "failed", "outside_grid", "running_elsewhere")
-
-# set by SIGTERM in this process. A joblib worker that unwound a job on SIGTERM is handed the next job by loky
-# before the parent's stop_workers() kills it; that job must not start (it would take locks it never releases)
-_terminated = False
-
-
-def _existing_status(run_dir: Path) -> str | None:
-    try:
-        return json.loads((run_dir / "run.json").read_text()).get("status")
-    except (OSError, ValueError):
-        return None
+OUTCOMES = ("skipped", "ok", "diverged", "failed", "outside_grid", "not_applicable", "running_elsewhere")
 
 
 def _set_threads(cfg: DictConfig) -> int:
@@ -49,17 +44,13 @@ def _set_threads(cfg: DictConfig) -> int:
 
 def point_state(cfg: DictConfig) -> tuple[str, Path | None]:
     """What a sweep does with this grid point, before it runs: (state, run_dir) with state one of
-    new | done | failed | rerun | not_applicable | running_elsewhere. Mutates cfg.objective like a run."""
-    from .beta import OutsideBetaGrid, apply_beta_grid_flag
-    from .locks import holder
-    from .runner import run_dir_for
-
+    new | done | failed | rerun | outside_grid | running_elsewhere. Mutates cfg.objective like a run."""
     try:
         apply_beta_grid_flag(cfg.objective)
     except OutsideBetaGrid:
-        return "not_applicable", None
+        return "outside_grid", None
     run_dir = run_dir_for(cfg)
-    status = _existing_status(run_dir)
+    status = read_status(run_dir)
     if status is not None and not cfg.resume.force:
         if status in ("ok", "diverged"):
             return "done", run_dir
@@ -72,140 +63,59 @@ def point_state(cfg: DictConfig) -> tuple[str, Path | None]:
 
 def sweep_job(cfg: DictConfig) -> str:
     """One grid point. Never raises for a failing configuration (it is recorded); returns an OUTCOME."""
-    from .beta import OutsideBetaGrid
-    from .locks import RunLock
-    from .runner import execute
-
-    if _terminated:
-        raise Terminated("signal 15: this worker was stopped")
+    check_not_terminated()
     _set_threads(cfg)
     state, run_dir = point_state(cfg)
-    if state == "not_applicable":
+    if state == "outside_grid":
         return "outside_grid"
     if state in ("done", "failed"):
         return "skipped"
-    from .batched import requested, sweep_group_job
-
     if requested(cfg):  # objective.beta_batch: the first job of a beta group trains the group
         return sweep_group_job(cfg, run_dir)
-    if threading.current_thread() is threading.main_thread():
-        # a joblib worker stopped by stop_workers() unwinds through `finally` and releases its lock
-        signal.signal(signal.SIGTERM, _raise_terminated)
+    install()  # a joblib worker stopped by stop_workers() unwinds through `finally` and releases its lock
     lock = RunLock(run_dir)
     if not lock.acquire():
-        _progress(run_dir, "running elsewhere", {}, None)
+        progress(run_dir, "running elsewhere", {}, None)
         return "running_elsewhere"
     try:
         if point_state(cfg)[0] in ("done", "failed"):  # another sweep finished it before we locked
             return "skipped"
-        try:
-            record, _ = execute(cfg)
-            _progress(run_dir, record.status, record.metrics, record.train.get("total_wall_s", record.train.get("wall_s")))
-            return record.status
-        except OutsideBetaGrid:
-            return "outside_grid"
-        except Exception as err:  # config/data errors of this grid point: recorded, the sweep goes on
-            return failed_job(cfg, run_dir, err)
+        return _execute_point(cfg, run_dir)
     finally:
         lock.release()
 
 
-def failed_job(cfg: DictConfig, run_dir: Path, err: BaseException) -> str:
-    """A grid point that raised: its failed run.json and progress line; the sweep goes on."""
-    from .runner import failure_record
-
-    failure_record(cfg, err)
-    _progress(run_dir, "failed", {}, None, f"{type(err).__name__}: {err}")
-    return "failed"
-
-
-def _progress(run_dir: Path, status: str, metrics: dict, wall_s, error: str | None = None) -> None:
-    """One line per finished job (jobs may run in other processes; each prints its own line)."""
+def _execute_point(cfg: DictConfig, run_dir: Path) -> str:
+    """harness.execute for a sweep point: its outcome, with a progress line; failures recorded."""
     try:
-        from hydra.core.hydra_config import HydraConfig
-
-        num = f"#{HydraConfig.get().job.num} "
-    except Exception:  # outside a Hydra job
-        num = ""
-    shown = " ".join(f"{k}={metrics[k]:.4f}" for k in ("test_nll", "test_mse", "test_error") if k in metrics)
-    extra = f" ({wall_s:.1f} s)" if wall_s is not None else ""
-    print(f"[dlm-bench] {num}{status} {run_dir.name} {shown}{extra}{' ' + error if error else ''}", flush=True)
-
-
-
-
-def _raise_terminated(signum, frame):
-    global _terminated
-    _terminated = True
-    # workers first, while they can still unwind (release their run locks): joblib SIGKILLs them as soon
-    # as the exception reaches its Parallel loop
-    stop_workers(keep_trackers=True)  # joblib's shutdown still talks to its resource trackers
-    raise Terminated(f"signal {signum}")
+        record, _ = execute(cfg)
+        progress(run_dir, record.status, record.metrics, record.train.get("total_wall_s", record.train.get("wall_s")))
+        return record.status
+    except RunningElsewhere:
+        progress(run_dir, "running elsewhere", {}, None)
+        return "running_elsewhere"
+    except OutsideBetaGrid:
+        return "outside_grid"
+    except NotApplicable as err:  # a point the paper does not have: nothing written
+        progress(run_dir, "not applicable", {}, None, str(err))
+        return "not_applicable"
+    except Exception as err:  # config/data errors of this grid point: recorded, the sweep goes on
+        failure_record(cfg, err)
+        progress(run_dir, "failed", {}, None, f"{type(err).__name__}: {err}")
+        return "failed"
 
 
-def _descendants(pid: int) -> list[int]:
-    """Every process below `pid` (Linux /proc; elsewhere none are found)."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-            ppid = int(text[text.rindex(")") + 2:].split()[1])
-            children.setdefault(ppid, []).append(int(stat.parent.name))
-        except (OSError, ValueError, IndexError):
-            continue
-    out, todo = [], [pid]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            out.append(c)
-            todo.append(c)
-    return out
-
-
-def _is_tracker(pid: int) -> bool:
-    try:
-        return b"resource_tracker" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-
-
-def stop_workers(grace_s: float = 3.0, keep_trackers: bool = False) -> list[int]:
-    """SIGTERM every descendant (joblib's loky workers and resource trackers), SIGKILL what is left after
-    `grace_s`. Loky workers are not in a process group of their own and outlive a killed parent otherwise."""
-    pids = _descendants(os.getpid())
-    if keep_trackers:
-        pids = [p for p in pids if not _is_tracker(p)]
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    deadline = time.monotonic() + grace_s
-    alive = list(pids)
-    while alive and time.monotonic() < deadline:
-        time.sleep(0.05)
-        for pid in list(alive):
-            try:
-                if os.waitpid(pid, os.WNOHANG)[0] == pid:  # our own child: reap it
-                    alive.remove(pid)
-                    continue
-            except ChildProcessError:  # not our child (grandchild): gone once /proc forgets it
-                pass
-            if not Path(f"/proc/{pid}").exists() or _zombie(pid):
-                alive.remove(pid)
-    for pid in alive:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    return pids
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-        return text[text.rindex(")") + 2] == "Z"
-    except (OSError, ValueError, IndexError):
-        return True
+def sweep_group_job(cfg: DictConfig, run_dir: Path) -> str:
+    """sweep_job for a beta_batch grid point: wait for the group lock, then train the group unless the point
+    was finished meanwhile (by the job that held the lock). Returns at once ("skipped") when the lock's holder
+    is training this point."""
+    install()
+    with group_lock(cfg, member=run_dir) as held:
+        # not held: the group's job (another worker or sweep) is training this point; like the group's
+        # members that a one-at-a-time launcher finds done, it counts as skipped
+        if not held or point_state(cfg)[0] in ("done", "failed"):
+            return "skipped"
+        return _execute_point(cfg, run_dir)
 
 
 def run_sweep(overrides: list[str]) -> Counter:
@@ -217,8 +127,7 @@ def run_sweep(overrides: list[str]) -> Counter:
 
     from .config import conf_dir, register_configs
 
-    global _terminated
-    _terminated = False  # a new sweep in this process (tests, notebooks) after an earlier one was stopped
+    reset()  # a new sweep in this process (tests, notebooks) after an earlier one was stopped
     register_configs()
     version.setbase("1.3")
     GlobalHydra.instance().clear()
@@ -226,9 +135,7 @@ def run_sweep(overrides: list[str]) -> Counter:
     # the internal Hydra object returns them, which the skipped/run/failed summary needs.
     hydra = Hydra.create_main_hydra2("dlm_bench", create_config_search_path(str(conf_dir())))
     main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_terminated) if main_thread else None
-    from .batched import announce_beta_indices
-
+    previous = signal.signal(signal.SIGTERM, raise_terminated) if main_thread else None
     restore_env = announce_beta_indices(overrides)  # the beta group of objective.beta_batch (batched.py)
     try:
         batches = hydra.multirun(config_name="config", task_function=sweep_job, overrides=overrides)
@@ -262,6 +169,8 @@ def summary_line(counts: Counter) -> str:
         parts.append(f"{counts['running_elsewhere']} running elsewhere (locked by another sweep)")
     if counts["outside_grid"]:
         parts.append(f"{counts['outside_grid']} not applicable (beyond the beta grid, or a method without beta)")
+    if counts["not_applicable"]:
+        parts.append(f"{counts['not_applicable']} not applicable (a point the paper does not have)")
     return "sweep: " + ", ".join(parts)
 
 
@@ -270,7 +179,7 @@ DRY_RUN_WORDS = {
     "rerun": "will re-run (forced or failed before)",
     "done": "done (skipped)",
     "failed": "failed (skipped; --retry-failed re-runs it)",
-    "not_applicable": "not applicable (beyond the beta grid, or a method without beta)",
+    "outside_grid": "not applicable (beyond the beta grid, or a method without beta)",
     "running_elsewhere": "running elsewhere (locked by another sweep)",
 }
 
@@ -294,7 +203,6 @@ def plan_sweep(overrides: list[str]) -> list[tuple[str, str, str]]:
     from omegaconf import OmegaConf, open_dict
 
     from .config import conf_dir, register_configs
-    from .runner import run_name
 
     register_configs()
     version.setbase("1.3")

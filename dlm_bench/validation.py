@@ -1,7 +1,10 @@
-"""Checks on a composed configuration that must pass before any data is loaded or any training starts.
-
-Each failure is a `ConfigError` with one line that names the key, the bad value and what is allowed; the CLI
-prints it and exits 2. Combination rules between model / objective / estimator live in `methods.check_method`.
+"""The validation pipeline: every check a configuration passes before any data is loaded or any training starts,
+in one place (`validate_run`). Each failure is a `ConfigError` with one line that names the key, the bad value and
+what is allowed; the CLI prints it and exits 2. The steps: numeric domains, group choices a preset replaced, the
+model/objective/estimator combination rules (combination_rules.py), the PAC-Bayes settings (pac/checks.py), then
+the model family's own declared check (ModelSpec.check_config: lgm.*, savigp.*, sggpm.*, the Trainer models').
+Checks that need the data (a likelihood against the dataset's task) are the family's `check_data`, which the run
+harness calls right after loading.
 """
 
 from __future__ import annotations
@@ -123,3 +126,18 @@ def validate(cfg: DictConfig, overrides: list[str] | None = None) -> None:
     validate_numbers(cfg)
     if overrides:
         check_choices(cfg, overrides)
+
+
+def validate_run(cfg: DictConfig, overrides: list[str] | None = None):
+    """The whole pipeline for one run configuration; returns its ModelSpec."""
+    from .combination_rules import check_combination
+    from .pac.checks import check_pac_settings
+    from .registry import model_spec
+
+    validate(cfg, overrides)
+    spec = model_spec(cfg)
+    check_combination(cfg)
+    check_pac_settings(cfg)
+    if spec.check_config is not None:
+        spec.check_config(cfg)
+    return spec

@@ -82,13 +82,13 @@ def synthetic_from_name(name: str, seed: int = 0):
 
 
 def model_from_dataset(name: str, kind: str = "lgm_glm", subsample=None, seed: int = 0, **lgm):
-    """The model of `dlm-bench run dataset=NAME model=KIND lgm.subsample=...` (run.prepare + run.build: z-scored
+    """The model of `dlm-bench run dataset=NAME model=KIND lgm.subsample=...` (plugin.prepare + plugin.build: z-scored
     features, hyperparameters estimated on 200 random points and frozen), its V0 = init_var I variance and the
     hyperparameters. name="synthetic_logistic[:N:D]" / "synthetic_wlan[:N:D]": a generated problem (SYNTHETIC)."""
     from omegaconf import OmegaConf
 
     from ..config import LgmConfig
-    from . import run as R
+    from . import plugin as R
 
     c = OmegaConf.create({"dataset": {"name": name}, "model": {"name": kind}, "seed": seed,
                           "lgm": {**asdict(LgmConfig()), "subsample": subsample, **lgm}})
@@ -101,7 +101,7 @@ def model_from_dataset(name: str, kind: str = "lgm_glm", subsample=None, seed: i
         yt = torch.as_tensor(np.where(y[idx] > 0, 1.0, -1.0), dtype=torch.float64)
         lik = c.lgm.likelihood or "logistic"
     else:
-        _, lik, Xt, yt, rng = R.prepare(c)
+        _, lik, Xt, yt, rng = R.load_and_prepare(c)
     model, hyp = R.build(c, lik, Xt, yt, rng)
     v0 = c.lgm.init_var if c.lgm.init_var is not None else (0.1 if lik == "poisson" else 1.0)
     return model, float(v0), hyp

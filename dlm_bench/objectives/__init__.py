@@ -28,4 +28,14 @@ OBJECTIVES = {s.name: s for s in (
                   description="PAC-Bayes bound B_Pin (Pinsker)"),
 )}
 
-__all__ = ["OBJECTIVES"]
+
+
+def pac_evaluation(cfg) -> bool:
+    """Whether a run gets the PAC-Bayes metrics: asked for (eval.pac=true, or paper=pac as before), or implied
+    by a PAC-Bayes objective."""
+    asked = bool(cfg.get("eval", {}).get("pac", False)) or cfg.paper == "pac"
+    obj = OBJECTIVES.get(cfg.objective.name)
+    return asked or bool(obj and obj.pac_bound)
+
+
+__all__ = ["OBJECTIVES", "pac_evaluation"]

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..labels import record_method, record_variant
+
 NESTED = ("metrics", "train", "config", "env")
 # Settings copied from run.json's config into columns (dotted path -> column), when present: what a report
 # may need on an axis or in a table split that is not a top-level field.
@@ -23,13 +25,6 @@ def find_run_files(dirs) -> list[Path]:
         elif d.is_dir():
             files.extend(p for p in d.rglob("run.json") if "_hydra" not in p.parts)
     return sorted(set(files))
-
-
-def method_label(rec: dict) -> str:
-    """The method name of a run (compatibility.method_label: the same function names methods everywhere)."""
-    from ..compatibility import method_label as label
-
-    return label(rec.get("model"), rec.get("objective"), rec.get("hyperparameters"), rec.get("estimator"))
 
 
 CONFIG_SKIP = ("launcher", "resume", "results_dir", "run_dir")
@@ -62,7 +57,8 @@ def flatten(rec: dict, path: Path) -> dict:
             row[col] = node
     row["git"] = (rec.get("env") or {}).get("git")
     row["num_samples"] = ((rec.get("config") or {}).get("estimator") or {}).get("num_samples")
-    row["method"] = method_label(rec)
+    row["method"] = record_method(rec)  # run.json's own label, derived the same way for older records
+    row["variant"] = record_variant(rec)  # own-loop models: fpi, fp_sparse, mog2 (what their reports group by)
     row["run_dir"] = str(path.parent)
     return row
 

@@ -299,7 +299,7 @@ SGGPM_SPECS = (ExternalSpec("sggpm", _sggpm_build),)
 
 def _fp_specs(fig: str, title: str, yscale: str) -> tuple:
     """Sheth & Khardon (2016): -VLB vs process CPU seconds, one panel per dataset, one line per optimiser."""
-    methods = tuple(MethodSpec(label, (("objective", opt),)) for label, opt in
+    methods = tuple(MethodSpec(label, (("variant", opt),)) for label, opt in
                     (("GRAD", "grad"), ("FPb", "fpb"), ("FPi", "fpi"), ("FPi + FP-mean", "fpi_mean")))
     return (CurveSpec(fig, metric="objective", x="cpu_s", methods=methods, title=title, yscale=yscale),
             TableSpec(f"{fig}_final", by=("dataset",), metrics=("vlb", "train_iterations", "train_cpu_s"), methods=methods))

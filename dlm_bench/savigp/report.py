@@ -19,6 +19,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ..labels import record_variant  # noqa: E402
+
 VARIANTS = ("fg", "mog1", "mog2")
 
 
@@ -31,7 +33,7 @@ def collect(root) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
         if r.get("model") != "savigp":
             continue
         sf = r["config"]["savigp"]["sparsity_factor"]
-        row = {"run": rj.parent.name, "status": r["status"], "variant": r["objective"], "sf": sf, "seed": r["seed"],
+        row = {"run": rj.parent.name, "status": r["status"], "variant": record_variant(r), "sf": sf, "seed": r["seed"],
                "dataset": r["dataset"], "wall_s": r["train"].get("wall_s"), "iterations": r["train"].get("iterations"),
                "M": r["num_inducing"], **(r.get("metrics") or {})}
         runs.append(row)

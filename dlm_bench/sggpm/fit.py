@@ -12,7 +12,7 @@ from . import METHODS
 from .dual import fit_dual, init_lambda
 from .laplace import init_from_laplace, laplace
 from .model import Hyp, init_hyps, make_site, sod_model, sparse_model
-from .hyp import h_block, learn_laplace
+from .hyperparameter_learning import h_block, learn_laplace
 from .optim import Fit, train
 
 

@@ -16,6 +16,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from ..labels import record_variant  # noqa: E402
 from . import METHODS  # noqa: E402
 
 LABEL = {"laplace_sod": "Laplace-SoD", "grad_sod": "grad-SoD", "dual_sod": "dual-SoD", "fp_sod": "FP-SoD",
@@ -31,7 +32,7 @@ def collect(paths):
             continue
         m = d["metrics"]
         err = "mfe" if "mfe" in m else "mze"
-        rows.append({"dataset": d["dataset"], "method": d["objective"], "M": int(m["set_size"]), "err_name": err,
+        rows.append({"dataset": d["dataset"], "method": record_variant(d), "M": int(m["set_size"]), "err_name": err,
                      "err": m[err], "err_se": m[f"{err}_se"], "mnlpd": m["mnlpd"], "mnlpd_se": m["mnlpd_se"],
                      "cpu_s": m["cpu_s"], "folds": m["folds"], "neg_vlb": m["neg_vlb"]})
     return rows

@@ -2,27 +2,26 @@
 fold of upstream's protocol (protocol.py). Sparse methods train per fold; SoD methods (incl. Laplace-SoD) train
 once per size on the active rows with fold-1 statistics and are tested on every fold (upstream sod_exp_*.m).
 run.json metrics: mfe (counts) or mze (binary, ordinal), mnlpd, their standard errors over folds, the CPU training
-time (init + training, mean over trained fits), -VLB; curve.csv: one row per fold."""
+time (init + training, mean over trained fits), -VLB; curve.csv: one row per fold.
+
+What the run harness calls (dlm_bench/run/harness.py): `check_config`, `check_data` and `execute(cfg, ctx)`."""
 
 from __future__ import annotations
+
+import math
+import time
 
 import numpy as np
 import torch
 from omegaconf import DictConfig
 
-from ..beta import OutsideBetaGrid
-from ..errors import ConfigError
-from ..results import RunRecord, env_info, write_curve_csv, write_run_json
+from ..errors import ConfigError, NotApplicable
+from ..outcome import Outcome
 from .fit import fit_method, split_method
 from .metrics import metrics
 from .protocol import Fold, iss, nested_protocol, published_ucsdpeds_splits, zscore_stats
 
 TASKS = ("count", "binary", "ordinal")
-
-
-class NotApplicable(OutsideBetaGrid, ConfigError):
-    """A grid point the paper does not have (dual on ordinal data): a one-line error for `dlm-bench run`,
-    an `outside_grid` point for a sweep."""
 
 
 def _targets(task, y):
@@ -58,6 +57,23 @@ def folds_for(cfg: DictConfig, ds, N: int, M: int, sizes) -> list[Fold]:
     return folds[M]
 
 
+def check_config(cfg: DictConfig) -> None:
+    """sggpm.* settings in their domains, before any data is loaded."""
+    c = cfg.sggpm
+    split_method(c.method)  # unknown methods: ConfigError
+    for key, low in (("num_sizes", 1), ("folds", 2), ("max_outer", 1), ("quadrature_nodes", 1)):
+        if key in c and (c[key] is None or c[key] < low):
+            raise ConfigError(f"sggpm.{key} must be an integer >= {low}, got {c[key]}")
+    if c.max_folds is not None and c.max_folds < 1:
+        raise ConfigError(f"sggpm.max_folds must be an integer >= 1 or null, got {c.max_folds}")
+    if c.size_index is None or c.size_index < 0:
+        raise ConfigError(f"sggpm.size_index must be an integer >= 0, got {c.size_index}")
+
+
+def check_data(cfg: DictConfig, ds) -> None:
+    check_point(cfg.sggpm, ds.name, ds.task, ds.X.shape[0])
+
+
 def check_point(c, name: str, task: str, N: int):
     """The checks one grid point passes before any data is split or trained (sggpm section c, dataset name, task and
     row count N): ConfigError / NotApplicable, else (alg, kind, sizes, M)."""
@@ -76,22 +92,25 @@ def check_point(c, name: str, task: str, N: int):
     return alg, kind, sizes, M
 
 
-def execute_sggpm(cfg: DictConfig):
-    from .. import data
-    from ..runner import config_dict, run_dir_for, seed_everything
-
+def execute(cfg: DictConfig, ctx) -> Outcome:
+    """Every fold of one method at one active-set size on ctx.dataset; fills and returns ctx.outcome."""
+    out = ctx.outcome
     c = cfg.sggpm
-    seed_everything(cfg.seed)
-    ds = data.load_from_config(cfg.dataset)
+    ds = ctx.dataset
     N = ds.X.shape[0]
     alg, kind, sizes, M = check_point(c, ds.name, ds.task, N)
+    out.task, out.num_inducing, out.objective = ds.task, M, "vlb"
+    out.likelihood = {"count": "poisson", "binary": "logistic", "ordinal": "ordinal_cumlogit"}[ds.task]
+    out.estimator = "closed_form" if ds.task == "count" else f"gauss_hermite{c.quadrature_nodes}"
+    out.hyperparameters = "joint" if c.learn_hyperparameters else "fixed"
+    out.split = ("published" if c.published_splits else f"sggpm_perm{c.perm_seed}") + f"_M{M}"
     X_all = np.asarray(ds.X, float)
     y_all = _targets(ds.task, ds.y)
     levels = int(y_all.max()) if ds.task == "ordinal" else None
     folds = folds_for(cfg, ds, N, M, sizes)
     n_eval = len(folds) if c.max_folds is None else min(c.max_folds, len(folds))
-    import time
-
+    ctx.apply_threads(N, M, None)
+    ctx.begin_training()
     w0 = time.perf_counter()
     rows, trained = [], None
     for k in range(n_eval):
@@ -114,6 +133,7 @@ def execute_sggpm(cfg: DictConfig):
         rows.append({"fold": k + 1, "cpu_s": fit.cpu_s, "objective": fit.objective, "neg_vlb": -fit.vlb,
                      "outer": fit.outer, "stop": fit.reason, "trained": kind == "sparse" or k == 0,
                      "n_train": int(len(f.train) if kind == "sparse" else M), "n_test": int(len(f.test)), **met})
+        out.curve = rows
     err = "mfe" if ds.task == "count" else "mze"
 
     def mse(key, sel=None):
@@ -124,24 +144,14 @@ def execute_sggpm(cfg: DictConfig):
     m_nlpd, se_nlpd = mse("mnlpd")
     cpu, _ = mse("cpu_s", "trained")
     wall = time.perf_counter() - w0
-    run_dir = run_dir_for(cfg)
-    record = RunRecord(
-        status="ok" if np.isfinite(m_err) else "diverged", error=None, paper=cfg.paper, experiment=cfg.experiment,
-        dataset=ds.name, task=ds.task, model="sggpm", objective=c.method,
-        estimator="closed_form" if ds.task == "count" else f"gauss_hermite{c.quadrature_nodes}",
-        likelihood={"count": "poisson", "binary": "logistic", "ordinal": "ordinal_cumlogit"}[ds.task], beta=1.0,
-        seed=int(cfg.seed), split=("published" if c.published_splits else f"sggpm_perm{c.perm_seed}") + f"_M{M}",
-        train_size=int(np.mean([r["n_train"] for r in rows])), num_inducing=M, hyperparameters="joint" if c.learn_hyperparameters else "fixed",
-        config=config_dict(cfg), env=env_info(),
-    )
-    record.metrics = {err: m_err, f"{err}_se": se_err, "mnlpd": m_nlpd, "mnlpd_se": se_nlpd, "cpu_s": cpu,
-                      "set_size": M, "folds": len(rows), "neg_vlb": float(np.mean([r["neg_vlb"] for r in rows])),
-                      "objective_value": float(np.mean([r["objective"] for r in rows]))}
-    record.train = {"method": c.method, "cpu_s": cpu, "iterations": int(sum(r["outer"] for r in rows if r["trained"])),
-                    "epochs": 0, "converged": all(r["stop"] != "max_outer" for r in rows), "wall_s": wall,
-                    "final_loss": record.metrics["objective_value"], "upstream_mean_double_log": bool(c.upstream_mean_double_log),
-                    "hyperparameters": hyp.as_dict(), "stop_reasons": sorted({r["stop"] for r in rows}),
-                    "outer_iterations": [r["outer"] for r in rows], "device": "cpu", "dtype": "float64"}
-    write_curve_csv(run_dir, rows)
-    write_run_json(run_dir, record)
-    return record, run_dir
+    out.status = "ok" if math.isfinite(m_err) else "diverged"
+    out.train_size = int(np.mean([r["n_train"] for r in rows]))
+    out.metrics = {err: m_err, f"{err}_se": se_err, "mnlpd": m_nlpd, "mnlpd_se": se_nlpd, "cpu_s": cpu,
+                   "set_size": M, "folds": len(rows), "neg_vlb": float(np.mean([r["neg_vlb"] for r in rows])),
+                   "objective_value": float(np.mean([r["objective"] for r in rows]))}
+    out.train = {"method": c.method, "cpu_s": cpu, "iterations": int(sum(r["outer"] for r in rows if r["trained"])),
+                 "epochs": 0, "converged": all(r["stop"] != "max_outer" for r in rows), "wall_s": wall,
+                 "final_loss": out.metrics["objective_value"], "upstream_mean_double_log": bool(c.upstream_mean_double_log),
+                 "hyperparameters": hyp.as_dict(), "stop_reasons": sorted({r["stop"] for r in rows}),
+                 "outer_iterations": [r["outer"] for r in rows], "device": "cpu", "dtype": "float64"}
+    return out

@@ -1,6 +1,9 @@
 """`dlm-bench run model=lgm_glm|lgm_gp|lgm_sparse lgm.optimizer=grad|fpb|fpi|fpi_mean`: one VLB optimisation
 (Sheth & Khardon 2016, sec. 4). All rows of the dataset (optionally a random subsample), features z-scored,
-regression targets z-scored, zero prior mean; hyperparameters estimated once and frozen (hyper.py)."""
+regression targets z-scored, zero prior mean; hyperparameters estimated once and frozen (frozen_hyperparameters.py).
+
+What the run harness calls (dlm_bench/run/harness.py): `check_config` (before any data), `check_data` (the
+dataset's task against lgm.likelihood) and `execute(cfg, ctx) -> Outcome`; nothing here writes files."""
 
 from __future__ import annotations
 
@@ -11,8 +14,8 @@ import torch
 from omegaconf import DictConfig
 
 from ..errors import ConfigError
-from ..results import RunRecord, env_info, write_curve_csv, write_run_json
-from . import hyper
+from ..outcome import Outcome
+from . import frozen_hyperparameters as hyper
 from .model import full_gp, glm, sparse_gp
 from .optim import OPTIMIZERS, StopRule, optimise
 from .sites import SITES, make_site
@@ -28,10 +31,32 @@ def _zscore(A):
     return (A - A.mean(0)) / sd
 
 
-def check_lgm(cfg: DictConfig, task: str) -> str:
+def check_config(cfg: DictConfig) -> None:
+    """lgm.* settings in their domains, before any data is loaded."""
     c = cfg.lgm
     if c.optimizer not in OPTIMIZERS:
         raise ConfigError(f"unknown lgm.optimizer {c.optimizer!r}; valid choices: {', '.join(OPTIMIZERS)}")
+    if c.likelihood is not None and (c.likelihood not in SITES or c.likelihood == "ordinal"):
+        raise ConfigError(f"lgm.likelihood must be one of {', '.join(s for s in SITES if s != 'ordinal')}, "
+                          f"got {c.likelihood!r}")
+    if c.prior_var is not None and not (math.isfinite(c.prior_var) and c.prior_var > 0):
+        raise ConfigError(f"lgm.prior_var must be a finite number > 0 or null, got {c.prior_var}")
+    if c.init_var is not None and not (math.isfinite(c.init_var) and c.init_var > 0):
+        raise ConfigError(f"lgm.init_var must be a finite number > 0 or null, got {c.init_var}")
+    for key in ("quadrature_nodes", "max_iters", "num_inducing", "hyper_points"):
+        if c[key] is None or not c[key] > 0:
+            raise ConfigError(f"lgm.{key} must be > 0, got {c[key]}")
+    for key in ("jitter", "grad_tol", "f_tol"):
+        if key in c and c[key] is not None and not (math.isfinite(c[key]) and c[key] >= 0):
+            raise ConfigError(f"lgm.{key} must be a finite number >= 0, got {c[key]}")
+    if c.subsample is not None and c.subsample < 2:
+        raise ConfigError(f"lgm.subsample must be >= 2 or null, got {c.subsample}")
+
+
+def check_lgm(cfg: DictConfig, task: str) -> str:
+    """The likelihood this run uses, checked against the dataset's task (after check_config)."""
+    check_config(cfg)
+    c = cfg.lgm
     lik = c.likelihood or (c.real_likelihood if task == "regression" else DEFAULT_LIKELIHOOD.get(task))
     if lik is None:
         raise ConfigError(f"dataset {cfg.dataset.name!r} is a {task} task; set lgm.likelihood "
@@ -41,20 +66,14 @@ def check_lgm(cfg: DictConfig, task: str) -> str:
     if lik in ("logistic", "probit") and task != "binary" or lik == "poisson" and task != "count" \
             or lik in hyper.REAL and task != "regression":
         raise ConfigError(f"lgm.likelihood={lik} does not fit dataset {cfg.dataset.name!r} ({task} task)")
-    if c.prior_var is not None and not c.prior_var > 0:
-        raise ConfigError(f"lgm.prior_var must be > 0 or null, got {c.prior_var}")
-    for key in ("quadrature_nodes", "max_iters", "num_inducing", "hyper_points"):
-        if not c[key] > 0:
-            raise ConfigError(f"lgm.{key} must be > 0, got {c[key]}")
-    if c.subsample is not None and c.subsample < 2:
-        raise ConfigError(f"lgm.subsample must be >= 2 or null, got {c.subsample}")
     return lik
 
 
-def prepare(cfg: DictConfig):
-    from .. import data
+def check_data(cfg: DictConfig, ds) -> None:
+    check_lgm(cfg, ds.task)
 
-    ds = data.load_from_config(cfg.dataset)
+
+def prepare(cfg: DictConfig, ds):
     lik = check_lgm(cfg, ds.task)
     rng = np.random.default_rng(cfg.seed)
     N = ds.X.shape[0]
@@ -66,7 +85,15 @@ def prepare(cfg: DictConfig):
         y = (y - y.mean()) / y.std()
     elif ds.task == "binary":
         y = np.where(y > 0, 1.0, -1.0)  # sigma(y f) with y in {-1, +1}
-    return ds, lik, X, torch.as_tensor(y, dtype=torch.float64), rng
+    return lik, X, torch.as_tensor(y, dtype=torch.float64), rng
+
+
+def load_and_prepare(cfg: DictConfig):
+    """prepare() on the configured dataset, loaded here (scripts that build the model outside a run: fpdiag.py)."""
+    from .. import data
+
+    ds = data.load_from_config(cfg.dataset)
+    return (ds, *prepare(cfg, ds))
 
 
 def build(cfg: DictConfig, lik: str, X, y, rng):
@@ -90,32 +117,29 @@ def build(cfg: DictConfig, lik: str, X, y, rng):
     return model, hyp
 
 
-def execute_lgm(cfg: DictConfig):
-    from ..runner import config_dict, run_dir_for, seed_everything
-
-    seed_everything(cfg.seed)
-    ds, lik, X, y, rng = prepare(cfg)
-    model, hyp = build(cfg, lik, X, y, rng)
+def execute(cfg: DictConfig, ctx) -> Outcome:
+    """One VLB optimisation on ctx.dataset (seeded by the harness); fills and returns ctx.outcome."""
+    out = ctx.outcome
+    ds = ctx.dataset
+    lik, X, y, rng = prepare(cfg, ds)
     c = cfg.lgm
+    out.task, out.likelihood, out.train_size = ds.task, lik, int(X.shape[0])
+    out.objective, out.hyperparameters = "vlb", "fixed"
+    out.estimator = "closed_form" if lik in ("gaussian", "poisson", "laplace") else f"gauss_hermite{c.quadrature_nodes}"
+    out.split = "fp_all" if not c.subsample else f"fp_subsample{c.subsample}"
+    model, hyp = build(cfg, lik, X, y, rng)
+    out.num_inducing = model.n if model.kind == "sparse_gp" else None
+    ctx.apply_threads(model.n if model.kind != "glm" else X.shape[0], model.n, None)
     v0 = c.init_var if c.init_var is not None else (0.1 if lik == "poisson" else 1.0)  # paper L199
     m0, L0 = torch.zeros(model.n, dtype=torch.float64), math.sqrt(v0) * torch.eye(model.n, dtype=torch.float64)
-    run_dir = run_dir_for(cfg)
-    record = RunRecord(
-        status="ok", error=None, paper=cfg.paper, experiment=cfg.experiment, dataset=ds.name, task=ds.task,
-        model=cfg.model.name, objective=c.optimizer,
-        estimator="closed_form" if lik in ("gaussian", "poisson", "laplace") else f"gauss_hermite{c.quadrature_nodes}",
-        likelihood=lik, beta=1.0, seed=int(cfg.seed), split="fp_all" if not c.subsample else f"fp_subsample{c.subsample}",
-        train_size=int(X.shape[0]), num_inducing=model.n if model.kind == "sparse_gp" else None,
-        hyperparameters="fixed", config=config_dict(cfg), env=env_info(),
-    )
     stop = StopRule(c.grad_tol, c.f_tol, c.max_iters)
+    ctx.begin_training()
     res = optimise(model, c.optimizer, m0, L0, stop)
-    record.status = "ok" if np.isfinite(res.vlb) else "diverged"
-    record.metrics = {"vlb": res.vlb, "neg_vlb": -res.vlb, **{f"hyp_{k}": float(v) for k, v in hyp.items()
-                                                               if isinstance(v, (int, float))}}
-    record.train = {"iterations": res.iterations, "epochs": 0, "converged": res.converged, "stop_reason": res.reason,
-                    "cpu_s": res.cpu_s, "wall_s": res.wall_s, "final_loss": -res.vlb, "fpb_two_cycles": res.cycles,
-                    "frozen_hyperparameters": hyp, "init_var": v0, "device": "cpu", "dtype": "float64"}
-    write_curve_csv(run_dir, res.trace)
-    write_run_json(run_dir, record)
-    return record, run_dir
+    out.status = "ok" if np.isfinite(res.vlb) else "diverged"
+    out.metrics = {"vlb": res.vlb, "neg_vlb": -res.vlb, **{f"hyp_{k}": float(v) for k, v in hyp.items()
+                                                            if isinstance(v, (int, float))}}
+    out.train = {"iterations": res.iterations, "epochs": 0, "converged": res.converged, "stop_reason": res.reason,
+                 "cpu_s": res.cpu_s, "wall_s": res.wall_s, "final_loss": -res.vlb, "fpb_two_cycles": res.cycles,
+                 "frozen_hyperparameters": hyp, "init_var": v0}
+    out.curve = res.trace
+    return out

@@ -2,13 +2,14 @@
 
 Writes, besides run.json and curve.csv, points.csv: per-test-point values (sse, nlpd for regression; err, nlp for
 classification) for the box plots of the supplement's Figs. 1-3.
+
+What the run harness calls (dlm_bench/run/harness.py): `check_config`, `check_data` and `execute(cfg, ctx)`.
 """
 
 from __future__ import annotations
 
 import csv
 import math
-import traceback
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,7 @@ from omegaconf import DictConfig
 from ..errors import ConfigError
 from ..models.components import initial_inducing_points
 from ..config import InducingInit
-from ..results import RunRecord, env_info, write_curve_csv, write_run_json
+from ..outcome import Outcome
 from .likelihoods import LIKELIHOODS, build_likelihood
 from .model import Savigp
 from .train import fit
@@ -26,7 +27,8 @@ from .train import fit
 TRANSFORMS = ("none", "center", "minmax")
 
 
-def check_savigp(cfg: DictConfig) -> None:
+def check_config(cfg: DictConfig) -> None:
+    """savigp.* settings in their domains, before any data is loaded."""
     s = cfg.savigp
     if s.likelihood not in LIKELIHOODS:
         raise ConfigError(f"unknown savigp.likelihood {s.likelihood!r}; valid choices: {', '.join(LIKELIHOODS)}")
@@ -42,6 +44,25 @@ def check_savigp(cfg: DictConfig) -> None:
         raise ConfigError(f"savigp.num_inducing must be >= 1 or null, got {s.num_inducing}")
     if s.max_iter < 1:
         raise ConfigError(f"savigp.max_iter must be >= 1, got {s.max_iter}")
+    for key in ("x_scale", "latent_noise", "noise_init", "lengthscale_init", "variance_init", "lr"):
+        v = s.get(key)
+        if v is not None and not (math.isfinite(v) and v > 0):
+            raise ConfigError(f"savigp.{key} must be a finite number > 0, got {v}")
+    if not list(s.blocks):
+        raise ConfigError("savigp.blocks must name at least one block to optimise (e.g. [mog, hyp, ll])")
+    if s.posterior == "mog" and s.components < 1:
+        raise ConfigError(f"savigp.components must be >= 1, got {s.components}")
+
+
+EXPECTED_LIKELIHOODS = {"regression": ("gaussian", "warp"), "multiclass": ("softmax",), "binary": ("logistic",),
+                        "count": ("lgcp",)}
+
+
+def check_data(cfg: DictConfig, ds) -> None:
+    s = cfg.savigp
+    if s.likelihood not in EXPECTED_LIKELIHOODS.get(ds.task, ()):
+        raise ConfigError(f"savigp.likelihood={s.likelihood} does not fit dataset {ds.name} (task {ds.task}); "
+                          f"use {' or '.join(EXPECTED_LIKELIHOODS.get(ds.task, ('?',)))}")
 
 
 class TargetTransform:
@@ -178,23 +199,18 @@ def variant_label(s) -> str:
     return "fg" if s.posterior == "fg" else f"mog{s.components}"
 
 
-def execute_savigp(cfg: DictConfig):
-    """One SAVIGP run; same contract as runner.execute (run.json + curve.csv in run_dir_for(cfg))."""
-    from ..runner import config_dict, prepare_data, resolve_device, run_dir_for, seed_everything
-
-    check_savigp(cfg)
+def execute(cfg: DictConfig, ctx) -> Outcome:
+    """One SAVIGP run on ctx's protocol split (seeded by the harness); fills and returns ctx.outcome."""
+    out = ctx.outcome
     s = cfg.savigp
-    device = resolve_device(cfg.device.value)
-    seed_everything(cfg.seed)
-    prep = prepare_data(cfg, device, torch.float64)  # X normalised per protocol.normalize_x; y taken raw below
+    device = ctx.device
+    prep = ctx.split(torch.float64)  # X normalised per protocol.normalize_x; y taken raw below
     ds, split = prep.dataset, prep.split
     Xtr, Xte = prep.tensors["train"][0] * s.x_scale, prep.tensors["test"][0] * s.x_scale
     ytr_raw, yte_raw = (torch.as_tensor(ds.y[getattr(split, p)], dtype=torch.float64, device=device) for p in ("train", "test"))
     task = ds.task
-    expected = {"regression": ("gaussian", "warp"), "multiclass": ("softmax",), "binary": ("logistic",), "count": ("lgcp",)}
-    if s.likelihood not in expected.get(task, ()):
-        raise ConfigError(f"savigp.likelihood={s.likelihood} does not fit dataset {ds.name} (task {task}); "
-                          f"use {' or '.join(expected.get(task, ('?',)))}")
+    out.task, out.likelihood, out.estimator, out.objective = task, s.likelihood, s.estimator, "elbo"
+    out.hyperparameters, out.train_size = "joint", int(Xtr.shape[0])
     tf = TargetTransform(s.transform if task == "regression" else "none", ytr_raw.cpu().numpy())
     if task == "binary":  # labels {0, 1} -> {-1, +1}
         ytr, yte = 2 * ytr_raw - 1, 2 * yte_raw - 1
@@ -202,6 +218,8 @@ def execute_savigp(cfg: DictConfig):
         ytr, yte = tf.forward(ytr_raw), tf.forward(yte_raw)
     num_classes = int(ds.y.max()) + 1 if task == "multiclass" else 1
     model = build(cfg, Xtr, ytr, num_classes).to(device)
+    out.num_inducing = model.M
+    ctx.apply_threads(Xtr.shape[0], model.M, None)
 
     track = None
     if s.track:
@@ -209,36 +227,19 @@ def execute_savigp(cfg: DictConfig):
             return {k: v for k, v in summarise(evaluate(model, s, Xte, yte, yte_raw, tf, task, s.pred_samples, cfg.seed)).items()
                     if not k.endswith("_median")}
 
-    run_dir = run_dir_for(cfg)
-    record = RunRecord(
-        status="ok", error=None, paper=cfg.paper, experiment=cfg.experiment, dataset=ds.name, task=task,
-        model="savigp", objective=variant_label(s), estimator=s.estimator, likelihood=s.likelihood, beta=1.0,
-        seed=int(cfg.seed), split=cfg.protocol.name, train_size=int(Xtr.shape[0]), num_inducing=model.M,
-        hyperparameters="joint", config=config_dict(cfg), env=env_info(),
-    )
-    res = None
-    try:
-        res = fit(model, Xtr, ytr, num_samples=s.num_samples, blocks=tuple(s.blocks),
-                  evals={"mog": s.evals_mog, "hyp": s.evals_hyp, "ll": s.evals_ll}, max_iter=s.max_iter,
-                  optimizer=s.optimizer, lr=s.lr, xtol=s.xtol, ftol=s.ftol, resample=s.resample, seed=s.sample_seed + cfg.seed,
-                  track=track, max_wall_s=s.max_wall_s)
-        record.status, record.error = res.status, res.error
-        if res.status == "ok":
-            points = evaluate(model, s, Xte, yte, yte_raw, tf, task, s.pred_samples, cfg.seed)
-            record.metrics = {**summarise(points), "sparsity_factor": float(s.sparsity_factor), "final_elbo": res.final_elbo}
-            write_points(run_dir, points)
-            if not all(np.isfinite(v) for v in record.metrics.values()):
-                record.status, record.error = "diverged", "non-finite evaluation metric"
-    except Exception as err:  # recorded, so a sweep keeps going
-        record.status, record.error = "failed", f"{type(err).__name__}: {err}"
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "traceback.txt").write_text(traceback.format_exc())
-    record.train = {
-        "iterations": res.iterations if res else 0, "epochs": None, "converged": bool(res and res.converged),
-        "wall_s": res.wall_s if res else 0.0, "cpu_s": res.cpu_s if res else 0.0,
-        "final_loss": -res.final_elbo if res and res.final_elbo is not None else None,
-        "device": str(device), "dtype": "float64",
-    }
-    write_curve_csv(run_dir, res.curve if res else [])
-    write_run_json(run_dir, record)
-    return record, run_dir
+    out.train = {"iterations": 0, "epochs": None, "converged": False, "wall_s": 0.0, "cpu_s": 0.0, "final_loss": None,
+                 "dtype": "float64"}
+    ctx.begin_training()
+    res = fit(model, Xtr, ytr, num_samples=s.num_samples, blocks=tuple(s.blocks),
+              evals={"mog": s.evals_mog, "hyp": s.evals_hyp, "ll": s.evals_ll}, max_iter=s.max_iter,
+              optimizer=s.optimizer, lr=s.lr, xtol=s.xtol, ftol=s.ftol, resample=s.resample, seed=s.sample_seed + cfg.seed,
+              track=track, max_wall_s=s.max_wall_s)
+    out.status, out.error, out.curve = res.status, res.error, res.curve
+    out.train = {"iterations": res.iterations, "epochs": None, "converged": bool(res.converged), "wall_s": res.wall_s,
+                 "cpu_s": res.cpu_s, "final_loss": -res.final_elbo if res.final_elbo is not None else None,
+                 "dtype": "float64"}
+    if res.status == "ok":
+        points = evaluate(model, s, Xte, yte, yte_raw, tf, task, s.pred_samples, cfg.seed)
+        out.metrics = {**summarise(points), "sparsity_factor": float(s.sparsity_factor), "final_elbo": res.final_elbo}
+        out.artifacts.append(lambda run_dir: write_points(run_dir, points))
+    return out

@@ -1,4 +1,4 @@
-"""Which bundle a configuration trains, which combinations make sense, and the fixed-hyperparameter
+"""The fixed-hyperparameter
 procedure (Wei et al. 2021, sec. 6 and supplement): train the stage-1 model fully (regression: the collapsed
 SGPR; otherwise SVGP with the ELBO, beta=1), copy its hyperparameters and Z into the method's bundle, freeze
 them, learn the variational part from scratch."""
@@ -11,42 +11,11 @@ import time
 import torch
 from omegaconf import DictConfig, open_dict, read_write
 
-from .compatibility import check_combination, objective_label, pac_evaluation  # noqa: F401 (objective_label re-exported)
-from .config import Hyperparameters
-from .errors import ConfigError
-from .models import MODELS, ModelBundle, build_sq_dlm
-from .train import TrainResult, Trainer
-
-
-def check_method(cfg: DictConfig) -> None:
-    """Declared combination rules (capabilities.py), then the settings of the PAC-Bayes evaluation."""
-    check_combination(cfg)
-    check_pac_settings(cfg)
-
-
-def check_pac_settings(cfg: DictConfig) -> None:
-    """The PAC-Bayes bound's own settings (Reeb et al. 2018), checked when a run is evaluated on it."""
-    if cfg.pac.sparse_q.value != "fitc" and cfg.model.name != "pac_sgp":
-        raise ConfigError(f"pac.sparse_q applies to model=pac_sgp (got model={cfg.model.name})")
-    if not pac_evaluation(cfg):
-        return
-    if cfg.model.kernel.value != "rbf":
-        raise ConfigError("paper=pac: the hyperparameter grid is defined for the SE kernel; use model.kernel=rbf")
-    p = cfg.pac
-    if not p.epsilon > 0:
-        raise ConfigError(f"pac.epsilon must be > 0, got {p.epsilon}")
-    if not 0 < p.delta <= 1:
-        raise ConfigError(f"pac.delta must be in (0, 1], got {p.delta}")
-    if not (p.grid_L > 0 and p.grid_G >= 1):
-        raise ConfigError(f"pac.grid_L must be > 0 and pac.grid_G >= 1, got {p.grid_L}, {p.grid_G}")
-    if p.round_digits is not None and not 0 <= p.round_digits <= 8:
-        raise ConfigError(f"pac.round_digits must be in 0..8 or null, got {p.round_digits}")
-
-
-def build_bundle(cfg: DictConfig, X_train: torch.Tensor, y_train: torch.Tensor) -> ModelBundle:
-    if cfg.objective.name == "sq_dlm":
-        return build_sq_dlm(cfg, X_train, y_train)
-    return MODELS[cfg.model.name].build(cfg, X_train, y_train)
+from ..config import Hyperparameters
+from ..errors import ConfigError
+from ..train import TrainResult, Trainer
+from .base import ModelBundle
+from .builders import build_bundle
 
 
 def resolve_pretrain_model(cfg: DictConfig) -> str:
@@ -57,7 +26,7 @@ def resolve_pretrain_model(cfg: DictConfig) -> str:
     if name != "auto":
         return name
     if cfg.model.get("likelihood") is None or getattr(cfg.model.mean, "value", cfg.model.mean) == "auto":
-        from .task_defaults import resolve_task_defaults
+        from ..task_defaults import resolve_task_defaults
 
         cfg = copy.deepcopy(cfg)
         resolve_task_defaults(cfg)
@@ -92,7 +61,7 @@ def pretrain_config(cfg: DictConfig) -> DictConfig:
 def pretrain_and_freeze(cfg, bundle: ModelBundle, X, y, trainer, device, dtype, store=None):
     """Stage 1 of a fixed run. Returns (TrainResult of the stage-1 model, info dict); the bundle is changed only
     if it is ok. With a `store` (dlm_bench/pretrain.py) the stage-1 state is trained once per key and reused."""
-    from .pretrain import pretrain_key
+    from ..pretrain import pretrain_key
 
     pre_cfg = pretrain_config(cfg)
     pre = build_bundle(pre_cfg, X, y).to(device=device, dtype=dtype)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from dlm_bench.sggpm import hyp as H
+from dlm_bench.sggpm import hyperparameter_learning as H
 from dlm_bench.sggpm.fit import fit_method
 from dlm_bench.sggpm.laplace import init_from_laplace, laplace
 from dlm_bench.sggpm.model import init_hyps, make_site, sod_model, sparse_model

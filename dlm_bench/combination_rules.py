@@ -1,5 +1,6 @@
-"""A configuration checked against the declared capabilities (capabilities.py): `check_combination` is a loop over
-the rules below, each reading only declared fields; and the labels one run gets in its name, run.json and reports."""
+"""A configuration checked against the declared capabilities (capabilities.py, registry.py): `check_combination`
+is a loop over the rules below, each reading only declared fields. Called by the validation pipeline
+(validation.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from .capabilities import EstimatorSpec, ModelSpec, ObjectiveSpec
 from .errors import ConfigError
 from .estimators import ESTIMATORS
 from .likelihoods import LIKELIHOODS
-from .models import MODELS
-from .objectives import OBJECTIVES
+from .objectives import OBJECTIVES, pac_evaluation
+from .registry import MODELS
 
 
 def _lookup(registry: dict, group: str, name: str):
@@ -22,41 +23,6 @@ def _lookup(registry: dict, group: str, name: str):
 def specs(cfg: DictConfig) -> tuple[ModelSpec, ObjectiveSpec, EstimatorSpec]:
     return (_lookup(MODELS, "model", cfg.model.name), _lookup(OBJECTIVES, "objective", cfg.objective.name),
             _lookup(ESTIMATORS, "estimator", cfg.estimator.name))
-
-
-def pac_evaluation(cfg: DictConfig) -> bool:
-    """Whether a run gets the PAC-Bayes metrics: asked for (eval.pac=true, or paper=pac as before), or implied
-    by a PAC-Bayes objective."""
-    asked = bool(cfg.get("eval", {}).get("pac", False)) or cfg.paper == "pac"
-    obj = OBJECTIVES.get(cfg.objective.name)
-    return asked or bool(obj and obj.pac_bound)
-
-
-def objective_label(cfg: DictConfig) -> str:
-    """The objective a run actually optimises (FITC's is its own marginal likelihood, not the ELBO)."""
-    spec = MODELS.get(cfg.model.name)
-    if spec is not None and spec.label is not None:
-        return spec.label(cfg)
-    return (spec.own_objective if spec and spec.own_objective else None) or cfg.objective.name
-
-
-def unused_sections(cfg: DictConfig) -> set[str]:
-    """Config sections owned by models other than the one that runs (left out of its run name)."""
-    spec = MODELS.get(cfg.model.name)
-    own = spec.config_section if spec is not None else None
-    return {s.config_section for s in MODELS.values() if s.config_section and s.config_section != own}
-
-
-def method_label(model: str, objective: str, hyperparameters: str | None, estimator: str | None) -> str:
-    """One name per method for run.json and the report: the collapsed models by name, otherwise model-objective;
-    '-fixed' for fixed hyperparameters, the estimator if not exact."""
-    spec = MODELS.get(model)
-    label = model if spec is not None and spec.collapsed else f"{model}-{objective}"
-    if hyperparameters == "fixed":
-        label += "-fixed"
-    if estimator not in (None, "exact"):
-        label += f"-{estimator}"
-    return label
 
 
 # --- rules: each returns an error message or None ------------------------------------------------------------

@@ -1,0 +1,238 @@
+"""B copies of an SVGP trained as one GPyTorch model with batch_shape [B] (the batched beta grid; the harness side,
+which members a group trains and how they are written, is dlm_bench/run/batched.py).
+
+Per-member q(u) (variational mean [B, M], Cholesky [B, M, M]); for joint methods also per-member kernel
+hyperparameters, Z [B, M, D] and noise; for fixed methods the stage-1 SVGP's kernel matrices (chol K_ZZ,
+A = L^-1 K_ZX) are shared by every member. The loss is the sum over members of each member's own loss, so the
+gradient of member b's slice is member b's gradient, and Adam (elementwise) makes exactly the unbatched update.
+Each member keeps its own StoppingRule; after an iteration in which members stopped the batch shrinks to the
+members still training, their state and Adam moments carried over.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+
+import gpytorch
+import torch
+from linear_operator.utils.errors import NanError, NotPSDError
+
+from ..errors import ConfigError
+from ..likelihoods import LIKELIHOODS
+from ..train import StoppingRule, TrainResult
+from .svgp import whitened_marginals
+
+
+def batchable_likelihood(name: str) -> bool:
+    """Gaussian (its noise takes a batch_shape) or a likelihood without parameters (probit, logistic, Poisson):
+    one instance serves every member, its elementwise log p(y|f) broadcasts over the batch dimension."""
+    return name == "gaussian" or not any(True for _ in LIKELIHOODS[name]().parameters())
+
+
+def _batched_kernel(kernel, bs: torch.Size):
+    if not isinstance(kernel, gpytorch.kernels.ScaleKernel):
+        raise ConfigError(f"objective.beta_batch: unsupported kernel {type(kernel).__name__}")
+    base = kernel.base_kernel
+    kw = {"ard_num_dims": base.ard_num_dims, "batch_shape": bs}
+    if isinstance(base, gpytorch.kernels.MaternKernel):
+        kw["nu"] = base.nu
+    return gpytorch.kernels.ScaleKernel(type(base)(**kw), batch_shape=bs)
+
+
+def _batched_mean(mean, bs: torch.Size):
+    return type(mean)(batch_shape=bs)
+
+
+def spread(dst: torch.nn.Module, src: torch.nn.Module) -> None:
+    """Every member of the batched module `dst` := the unbatched module `src` (same state-dict keys)."""
+    state = src.state_dict()
+    with torch.no_grad():
+        for name, t in dst.state_dict().items():
+            s = state[name].to(t.dtype)
+            t.copy_(s if s.shape == t.shape else s.expand_as(t))
+
+
+def gather(dst: torch.nn.Module, src: torch.nn.Module, b: int) -> None:
+    """The unbatched module `dst` := member b of the batched module `src`."""
+    state = src.state_dict()
+    with torch.no_grad():
+        for name, t in dst.state_dict().items():
+            s = state[name]
+            t.copy_(s if s.shape == t.shape else s[b])
+
+
+class BatchedSVGP(gpytorch.models.ApproximateGP):
+    """B copies of a template SVGP (models/svgp.py) as one GPyTorch model with batch_shape [B]."""
+
+    def __init__(self, template, B: int):
+        bs = torch.Size([B])
+        ts = template.variational_strategy
+        Z = ts.inducing_points.detach()
+        q = gpytorch.variational.CholeskyVariationalDistribution(Z.shape[-2], batch_shape=bs)
+        learn_Z = isinstance(ts.inducing_points, torch.nn.Parameter)
+        strategy = type(ts)(self, Z.expand(B, *Z.shape).clone(), q, learn_inducing_locations=learn_Z)
+        super().__init__(strategy)
+        self.mean_module = _batched_mean(template.mean_module, bs)
+        self.covar_module = _batched_kernel(template.covar_module, bs)
+
+    def forward(self, x):
+        return gpytorch.distributions.MultivariateNormal(self.mean_module(x), self.covar_module(x))
+
+
+class BatchedBundle(torch.nn.Module):
+    """The batched counterpart of an (initialised) SVGPBundle: loss(X, y) -> [B] member losses."""
+
+    def __init__(self, template, betas: list[float], fixed: bool):
+        super().__init__()
+        B = len(betas)
+        p = next(template.parameters())
+        self.model = BatchedSVGP(template.model, B).to(device=p.device, dtype=p.dtype)
+        lik = template.likelihood
+        if isinstance(lik, gpytorch.likelihoods.GaussianLikelihood):
+            self.likelihood = type(lik)(batch_shape=torch.Size([B])).to(device=p.device, dtype=p.dtype)
+            spread(self.likelihood, lik)
+        elif not any(True for _ in lik.parameters()):
+            self.likelihood = copy.deepcopy(lik)
+        else:
+            raise ConfigError(f"objective.beta_batch=true: unsupported likelihood {type(lik).__name__}")
+        spread(self.model, template.model)
+        beta = torch.tensor(betas, dtype=p.dtype, device=p.device)
+        self.mll = type(template.mll)(self.likelihood, self.model, num_data=template.mll.num_data, beta=beta,
+                                      **template.mll_kwargs)
+        self.B, self.betas, self.fixed = B, list(betas), fixed
+        self.__dict__["template"] = template  # not a submodule: its parameters are not the batch's
+        self.where: dict[int, tuple] = {}  # member -> (batch, slot) holding its final state (fit_batched)
+        self._frozen_terms = None
+        self.fast = False
+        if fixed:
+            for name, q in self.named_parameters():
+                q.requires_grad_("_variational_distribution" in name)
+            # the template's cached-kernel path (FrozenPredictive), shared by every member; it exists for the
+            # whitened strategy only: unwhitened models (whiten=false) take the ordinary model call, as unbatched
+            self.fast = template._frozen is not None and template.fast_fixed
+
+    def _frozen_f(self, X):
+        """FrozenPredictive.__call__ with a batched q(u): mean_X + A^T m_b, diag K_XX + jitter + colsum(A (S_b - I) A)."""
+        if self._frozen_terms is None or self._frozen_terms[0] is not X:
+            self._frozen_terms = (X, *self.template._frozen._prior_terms(X))
+        _, mean, A, prior_var = self._frozen_terms
+        strategy = self.model.variational_strategy
+        strategy._clear_cache()
+        return whitened_marginals(strategy, mean, A, prior_var)
+
+    def loss(self, X, y):
+        if self.fast and X.shape[-2] > self.template.num_inducing:
+            return -self.mll(self._frozen_f(X), y)
+        return -self.mll(self.model(X), y)
+
+    def subset(self, slots: list[int]) -> "BatchedBundle":
+        """A new batch of the members in `slots`, in their current state (the template and stage 1 shared)."""
+        new = BatchedBundle(self.template, [self.betas[s] for s in slots], self.fixed)
+        idx = torch.as_tensor(slots, device=self.mll.beta.device)
+        shared = self.template.state_dict()
+        state = self.state_dict()
+        # entries with the template's shape are shared (buffers such as variational_params_initialized)
+        new.load_state_dict({k: v if k in shared and shared[k].shape == v.shape else v[idx]
+                             for k, v in state.items()})
+        return new
+
+    def gather(self, b: int) -> None:
+        """Load member b into the template bundle (evaluated by the ordinary code path)."""
+        src, slot = self.where.get(b, (self, b))
+        gather(self.template.model, src.model, slot)
+        gather(self.template.likelihood, src.likelihood, slot)
+        self.template.train()  # as after Trainer.fit; eval-mode caches (chol K_ZZ, q(u)) belong to another member
+        self.template.model.variational_strategy._clear_cache()
+
+
+class BatchFailed(RuntimeError):
+    pass
+
+
+def fit_batched(bundle: BatchedBundle, X, y, trainer) -> list:
+    """Trainer.fit (Adam, full batch) for every member at once, each with its own StoppingRule.
+    After an iteration in which members stopped, the batch shrinks to the members still training (their state and
+    Adam moments carried over), so a finished member costs nothing; bundle.where says where each member's final
+    state is. Raises BatchFailed (with the partial results) when a step fails for the whole batch."""
+
+    B = bundle.B
+    rules = [StoppingRule(trainer.window, trainer.tol) for _ in range(B)]
+    scale = trainer.tol_scale(X.shape[0])  # full batch
+    results = [TrainResult() for _ in range(B)]
+    active = [True] * B
+    members = list(range(B))  # the member in each slot of the current batch
+    batch = bundle
+    start = time.perf_counter()
+    it = 0
+
+    def trainable(batch):
+        named = [(n, p) for n, p in batch.named_parameters() if p.requires_grad]
+        assert all(p.shape[0] == batch.B for _, p in named), [p.shape for _, p in named]
+        return named
+
+    named = trainable(batch)
+    params = [p for _, p in named]
+    optimizer = torch.optim.Adam(params, lr=trainer.lr)
+
+    def stop(slot, now):
+        b = members[slot]
+        active[b] = False
+        stopped_mask[slot] = True
+        results[b].wall_s = now
+        results[b].epochs = results[b].iterations
+        bundle.where[b] = (batch, slot)
+
+    bundle.train()
+    try:
+        while any(active):
+            stopped_mask = torch.zeros(batch.B, dtype=torch.bool, device=params[0].device)
+            it += 1
+            optimizer.zero_grad(set_to_none=True)
+            losses = batch.loss(X, y)
+            values = losses.detach().cpu().tolist()
+            for slot, b in enumerate(members):
+                results[b].iterations = it
+                results[b].final_loss = values[slot]
+                if not math.isfinite(values[slot]):
+                    results[b].status = "diverged"
+                    results[b].error = f"non-finite training loss ({values[slot]}) at iteration {it}"
+                    stop(slot, time.perf_counter() - start)
+            if not any(active):
+                break
+            diverged = stopped_mask.any()
+            snapshot = [p.detach().clone() for p in params] if diverged else None
+            losses[~stopped_mask].sum().backward()
+            optimizer.step()
+            if diverged:  # a diverged member keeps its state before the step (Adam's moments move it)
+                with torch.no_grad():
+                    for p, s in zip(params, snapshot):
+                        p[stopped_mask] = s[stopped_mask]
+            now = time.perf_counter() - start
+            for slot, b in enumerate(members):
+                if active[b]:
+                    results[b].curve.append({"iteration": it, "wall_s": now, "loss": values[slot]})
+                    if rules[b].update(values[slot] * scale):
+                        results[b].converged = True
+                        stop(slot, now)
+                    elif it >= trainer.max_iters:
+                        stop(slot, now)
+            keep = [slot for slot, b in enumerate(members) if active[b]]
+            if keep and len(keep) < batch.B:  # shrink the batch; the old one keeps the stopped members' states
+                old_state = {n: optimizer.state[p] for n, p in named}
+                idx = torch.as_tensor(keep, device=params[0].device)
+                batch = batch.subset(keep)
+                batch.train()
+                members = [members[slot] for slot in keep]
+                named = trainable(batch)
+                params = [p for _, p in named]
+                optimizer = torch.optim.Adam(params, lr=trainer.lr)
+                for n, p in named:
+                    optimizer.state[p] = {k: (v[idx] if v.dim() else v).clone() if torch.is_tensor(v) else v
+                                          for k, v in old_state[n].items()}
+    except (NotPSDError, NanError, torch.linalg.LinAlgError) as err:
+        for slot, b in enumerate(members):  # the unfinished members' state is the current batch's
+            bundle.where.setdefault(b, (batch, slot))
+        raise BatchFailed(f"{type(err).__name__} at iteration {it}: {str(err).splitlines()[0]}", results, active)
+    return results

@@ -1,0 +1,128 @@
+"""What the run harness calls for every GPyTorch model the shared Trainer fits (svgp, sgpr, fitc, exact_gp,
+pac_gp, pac_sgp): protocol split -> beta -> bundle -> [stage 1 of a fixed run] -> Trainer -> val/test metrics
+(+ the PAC-Bayes evaluation when asked for). `evaluate` is also the batched beta grid's (run/batched.py) per-member
+evaluation, so a batched member's metrics come from the same code as an unbatched run's."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from omegaconf import DictConfig
+
+from ..beta import resolve_beta
+from ..config import Hyperparameters
+from ..errors import ConfigError
+from ..estimators import effective_estimator
+from ..evaluation import predictive_metrics
+from ..objectives import pac_evaluation
+from ..outcome import Outcome
+from ..pac.evaluation import pac_metrics, write_predictive_1d
+from ..pretrain import PretrainStore
+from ..train import TrainResult, Trainer
+from .builders import build_bundle
+from .fixed import evaluate_only, pretrain_and_freeze
+
+
+def check_config(cfg: DictConfig) -> None:
+    """The Trainer models' own settings (the validation pipeline's family step)."""
+    if cfg.model.noise_init <= 1e-4:
+        raise ConfigError(f"model.noise_init must be > 1e-4 (the noise constraint), got {cfg.model.noise_init}")
+
+
+def describe(cfg: DictConfig, out: Outcome, prep, bundle) -> None:
+    """The record fields a Trainer run knows once its bundle is built (shared with the batched grid's members)."""
+    out.task, out.likelihood = prep.dataset.task, bundle.likelihood_name
+    out.estimator = effective_estimator(cfg.objective.name, cfg.estimator.name, cfg.model.get("likelihood"))
+    out.train_size, out.num_inducing = int(prep.tensors["train"][0].shape[0]), bundle.num_inducing
+
+
+def tracking(cfg: DictConfig, bundle, prep) -> dict:
+    """Trainer.fit arguments that record test metrics along training (trainer.track_every)."""
+    k = cfg.trainer.track_every
+    if not k:
+        return {}
+    if k < 1:
+        raise ConfigError(f"trainer.track_every must be >= 1 or null, got {k}")
+    X, y = prep.tensors["test"]
+    y_scale = float(np.asarray(prep.split.y_stats.std).reshape(-1)[0])
+
+    def track() -> dict:
+        metrics = predictive_metrics(bundle, X, y, y_scale, "test")
+        bundle.train()
+        return {m: v for m, v in metrics.items() if not m.endswith("_raw")}
+
+    return {"track": track, "track_every": k}
+
+
+def train_section(cfg: DictConfig, result: TrainResult, pretrain=None, pretrain_info=None,
+                  total_wall_s: float | None = None) -> dict:
+    """run.json's `train` of a Trainer run; for fixed runs the keys describe stage 2, plus the stage-1 model's."""
+    train = {"iterations": result.iterations, "epochs": result.epochs, "converged": result.converged,
+             "wall_s": result.wall_s, "final_loss": result.final_loss, "tol_on": cfg.trainer.tol_on}
+    if pretrain is not None:
+        train.update(
+            **(pretrain_info or {}),
+            total_wall_s=total_wall_s,  # both stages as spent by this run (a reused stage 1 costs its loading only)
+            pretrain_iterations=pretrain.iterations,
+            pretrain_converged=pretrain.converged,
+            pretrain_wall_s=pretrain.wall_s,
+            pretrain_final_loss=pretrain.final_loss,
+        )
+    return train
+
+
+def evaluate(cfg: DictConfig, bundle, prep, out: Outcome) -> None:
+    """val/test metrics (and the PAC-Bayes ones when asked for) into out.metrics; diverged if any is not finite."""
+    y_scale = float(np.asarray(prep.split.y_stats.std).reshape(-1)[0])
+    metrics = {}
+    if pac_evaluation(cfg):
+        # rounds theta to the grid first, so every metric below uses the rounded prior
+        metrics.update(pac_metrics(bundle, cfg.pac, *prep.tensors["train"], *prep.tensors["test"]))
+        X, y = prep.tensors["train"]  # predictive.json, 1-D inputs only (Fig. 1); the harness writes it next
+        out.artifacts.append(lambda run_dir: write_predictive_1d(bundle, run_dir, X, y, cfg.pac))
+    for part in ("val", "test"):
+        metrics.update(predictive_metrics(bundle, *prep.tensors[part], y_scale, part))
+    if bundle.noise is not None:  # sq-DLM has no likelihood, hence no noise
+        metrics["noise_var"] = bundle.noise.item()
+    out.metrics = metrics
+    if not all(np.isfinite(v) for v in metrics.values()):
+        out.status, out.error = "diverged", "non-finite evaluation metric"
+
+
+def execute(cfg: DictConfig, ctx) -> Outcome:
+    """One Trainer run (ctx: the harness's RunContext, seeded, device and dtype chosen); fills ctx.outcome."""
+    out = ctx.outcome
+    prep = ctx.split()
+    X_train, y_train = prep.tensors["train"]
+    n_train = X_train.shape[0]
+    cfg.objective.beta = resolve_beta(cfg.objective, n_train)  # OutsideBetaGrid is a ValueError: one line
+    bundle = build_bundle(cfg, X_train, y_train).to(device=ctx.device, dtype=ctx.dtype)
+    describe(cfg, out, prep, bundle)
+    ctx.apply_threads(n_train, bundle.num_inducing, cfg.trainer.batch_size)
+    fixed = cfg.objective.hyperparameters is Hyperparameters.fixed
+    trainer = Trainer.from_config(cfg.trainer, seed=cfg.seed)
+    result, pretrain, pretrain_info, trained_wall = TrainResult(), None, {}, None
+    ctx.begin_training()
+    try:
+        if fixed:  # stage 1 (regression: collapsed SGPR; else SVGP + ELBO), trained once per key; copied and frozen
+            pretrain, pretrain_info = pretrain_and_freeze(cfg, bundle, X_train, y_train, trainer, ctx.device,
+                                                          ctx.dtype, store=PretrainStore(cfg.results_dir))
+            if pretrain.status != "ok":
+                result = TrainResult(status=pretrain.status,
+                                     error=f"{pretrain_info['pretrain_model'].upper()} pretraining: {pretrain.error}")
+        if result.status == "ok":
+            bundle.train()
+            params = bundle.trainable_parameters()
+            if params:
+                result = trainer.fit(bundle.loss, params, X_train, y_train, **tracking(cfg, bundle, prep))
+            else:
+                result = evaluate_only(bundle, X_train, y_train)
+        trained_wall = ctx.training_wall()
+        out.status, out.error = result.status, result.error
+        if result.status == "ok":
+            evaluate(cfg, bundle, prep, out)
+    finally:  # also for a failure part-way: the record says how far training got
+        wall = ctx.training_wall() if trained_wall is None else trained_wall
+        out.train = train_section(cfg, result, pretrain, pretrain_info, max(wall, result.wall_s))
+        out.curve = result.curve
+    return out

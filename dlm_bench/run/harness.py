@@ -1,0 +1,85 @@
+"""The run harness: one run of any model kind, the same path for all five papers.
+
+    execute(cfg) -> (RunRecord, run_dir)
+
+1. validation (before anything is loaded): the beta grid flag, the task defaults of the Trainer models, then the
+   validation pipeline (validation.validate_run: numbers, group choices, combination rules, PAC settings, the
+   family's declared check); the results directory is created and probed;
+2. a batched beta grid (objective.beta_batch) goes to run/batched.py, which trains the group and writes every
+   member through the same record writer;
+3. seeding, device and dtype (RunContext.create); data: the dataset is loaded and the family's data check runs;
+4. the model family's plugin (ModelSpec.execute(cfg, ctx)) fits and evaluates, filling ctx.outcome; it calls
+   ctx.apply_threads (the thread rule, recorded) and ctx.begin_training (the clock; from there on an exception is a
+   failed run: recorded with its traceback, never raised);
+5. the record (run/record.py build_record) and the files (write_run: artifacts, curve.csv, run.json last).
+
+ConfigError, DatasetError and OutsideBetaGrid raised before training (steps 1-4) propagate: `dlm-bench run` prints
+one line and exits 2; a sweep records the point as failed (or not applicable). SIGTERM raises Terminated: nothing
+is written, the point runs again next time.
+"""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from ..beta import OutsideBetaGrid, apply_beta_grid_flag
+from ..data import DatasetError
+from ..errors import ConfigError
+from ..registry import model_spec
+from ..results import RunRecord
+from ..task_defaults import resolve_task_defaults
+from ..validation import check_writable, validate_run
+from . import batched, signals
+from .context import RunContext
+from .naming import run_dir_for
+from .record import build_record, record_failure, write_run
+
+
+def job_overrides() -> list[str]:
+    """The overrides of the Hydra job this process runs (a sweep's grid point), or none outside a job."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        return list(HydraConfig.get().overrides.task)
+    except Exception:  # not inside a Hydra job (dlm-bench run composes and checks its own overrides)
+        return []
+
+
+def validate_point(cfg: DictConfig):
+    """Step 1 on `cfg` (mutated like a run: beta grid flag, task defaults): its ModelSpec, or a one-line error."""
+    spec = model_spec(cfg)
+    apply_beta_grid_flag(cfg.objective)
+    if not spec.own_loop:
+        resolve_task_defaults(cfg)
+    validate_run(cfg, job_overrides())
+    return spec
+
+
+def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
+    spec = validate_point(cfg)
+    if batched.requested(cfg):  # objective.beta_batch: the whole beta group in one model
+        return batched.execute_group(cfg, execute)
+    run_dir = run_dir_for(cfg)
+    check_writable(run_dir.parent)  # before any training: results that cannot be written are lost
+    previous = signals.install()
+    try:
+        ctx = RunContext.create(cfg, spec, run_dir)
+        ctx.load()
+        tb = None
+        try:
+            spec.execute(cfg, ctx)
+        except (ConfigError, DatasetError, OutsideBetaGrid) as err:
+            if not ctx.training:
+                raise
+            tb = record_failure(ctx.outcome, err)
+        except Exception as err:  # recorded, so a sweep keeps going; the CLI reports it
+            tb = record_failure(ctx.outcome, err)
+        record = build_record(cfg, ctx.outcome, ctx.dataset, ctx.device, ctx.threads)
+        write_run(run_dir, record, ctx.outcome, tb)
+        return record, run_dir
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)

@@ -1,0 +1,95 @@
+"""Run names and run directories: deterministic, readable key fields + a hash of everything that can change the
+result. Frozen behaviour: resume finds runs by these names, so a new config key enters ADDED_LATER at its old
+implicit value and a removed one REMOVED_LATER at its last value."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from .. import data
+from ..config import Hyperparameters
+from ..models.fixed import resolve_pretrain_model
+from ..objectives import pac_evaluation
+from ..registry import MODELS, name_label, unused_sections
+from ..task_defaults import resolve_task_defaults
+
+
+def config_dict(cfg: DictConfig) -> dict:
+    return OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
+
+
+# Settings that say where or how to run, not what: they do not change a run's name.
+NOT_IN_RUN_NAME = ("results_dir", "run_dir", "launcher", "resume", "report")
+# (group, key) -> values that mean "as before the key existed": omitted from the run-name hash
+ADDED_LATER = {
+    ("model", "likelihood"): (None, "gaussian"),
+    ("estimator", "nu"): (None,),
+    ("objective", "beta_grid"): (True,),
+    ("trainer", "track_every"): (None,),
+    ("trainer", "tol_on"): ("mean",),
+    ("trainer", "stochastic_lr"): (None,),
+    # fixed runs: the stage-1 model (resolved from auto below); joint runs drop both keys
+    ("objective", "pretrain_model"): ("svgp",),
+    ("objective", "pretrain_epochs"): (None,),
+    ("sggpm", "learn_hyperparameters"): (False,),
+}
+# keys removed from the config after results were written: hashed at their last value, so names stay valid
+REMOVED_LATER = {
+    ("protocol", "folds"): 5,  # the preliminary `sggpm` protocol (superseded by dlm_bench/sggpm/protocol.py)
+    ("protocol", "fold"): None,
+    ("protocol", "active_size"): None,
+}
+
+
+def run_name(cfg: DictConfig, resolve: bool = True) -> str:
+    """Deterministic: readable key fields + a hash of everything that can change the result. Works on a copy
+    (task defaults resolved there), so the caller's config is unchanged; an unknown dataset or likelihood raises
+    (resolve=False names a configuration that cannot be resolved, for its failure record)."""
+    cfg = copy.deepcopy(cfg)
+    spec = MODELS.get(cfg.model.name)
+    if resolve and not (spec is not None and spec.own_loop):  # models with their own loop: own defaults
+        resolve_task_defaults(cfg)
+    if cfg.objective.hyperparameters is Hyperparameters.fixed and cfg.objective.get("pretrain_model") == "auto":
+        cfg.objective.pretrain_model = resolve_pretrain_model(cfg)
+    d = config_dict(cfg)
+    if cfg.objective.hyperparameters is not Hyperparameters.fixed:  # no stage 1: its settings change nothing
+        for key in ("pretrain_model", "pretrain_epochs"):
+            d["objective"].pop(key, None)
+    # keys added after the first results were written are left out at their old implicit values, so
+    # existing run names (and sweep resumption) stay valid
+    for (group, key), implicit in ADDED_LATER.items():
+        if d.get(group, {}).get(key, implicit[0]) in implicit:
+            d.get(group, {}).pop(key, None)
+    for (group, key), last in REMOVED_LATER.items():
+        if group in d:
+            d[group][key] = last
+    for k in NOT_IN_RUN_NAME:
+        d.pop(k, None)
+    d.get("trainer", {}).pop("progress", None)
+    d.get("objective", {}).pop("beta_batch", None)  # how, not what: batched and unbatched runs share names
+    d.pop("eval", None)  # what is evaluated shows in whether the pac settings are hashed
+    if not pac_evaluation(cfg):
+        d.pop("pac", None)  # PAC settings change nothing else: keep other papers' run names as they were
+    for section in unused_sections(cfg):
+        d.pop(section, None)  # likewise a model's own settings (lgm.*) for every other model
+    if d["objective"].get("beta_index") is not None:
+        d["objective"].pop("beta", None)  # beta is derived from the index
+    if d.get("dataset", {}).get("name") == "csv":  # the user's file: an edited file is a new run
+        d["dataset"]["sha256"] = data.user_file_sha256(d["dataset"].get("path"))
+    digest = hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:8]
+    k = cfg.objective.beta_index
+    beta = f"beta{cfg.objective.beta:g}" if k is None else f"betaidx{k}"
+    name = f"{cfg.dataset.name}_{cfg.model.name}_{name_label(cfg)}_{beta}_seed{cfg.seed}_{digest}"
+    return re.sub(r"[^A-Za-z0-9_.+-]", "-", name)
+
+
+def run_dir_for(cfg: DictConfig, resolve: bool = True) -> Path:
+    if cfg.run_dir:
+        return Path(cfg.run_dir)
+    return Path(cfg.results_dir) / cfg.experiment / run_name(cfg, resolve)

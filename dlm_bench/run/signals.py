@@ -1,0 +1,109 @@
+"""SIGTERM for every run and sweep job: the signal becomes `Terminated` (a KeyboardInterrupt), so a run unwinds
+through its `finally` blocks and releases its locks; worker processes (joblib's loky workers) are stopped first,
+while they can still unwind. A process that was stopped starts no further job (`check_not_terminated`)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+from ..errors import Terminated
+
+# set by SIGTERM in this process. A joblib worker that unwound a job on SIGTERM is handed the next job by loky
+# before the parent's stop_workers() kills it; that job must not start (it would take locks it never releases)
+_terminated = False
+
+
+def reset() -> None:
+    """A new sweep in this process (tests, notebooks) after an earlier one was stopped."""
+    global _terminated
+    _terminated = False
+
+
+def check_not_terminated() -> None:
+    if _terminated:
+        raise Terminated("signal 15: this worker was stopped")
+
+
+def raise_terminated(signum, frame):
+    global _terminated
+    _terminated = True
+    # workers first, while they can still unwind (release their run locks): joblib SIGKILLs them as soon
+    # as the exception reaches its Parallel loop
+    stop_workers(keep_trackers=True)  # joblib's shutdown still talks to its resource trackers
+    raise Terminated(f"signal {signum}")
+
+
+def install():
+    """raise_terminated as this process's SIGTERM handler (main thread only); returns the previous handler."""
+    if threading.current_thread() is threading.main_thread():
+        return signal.signal(signal.SIGTERM, raise_terminated)
+    return None
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` (Linux /proc; elsewhere none are found)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+            ppid = int(text[text.rindex(")") + 2:].split()[1])
+            children.setdefault(ppid, []).append(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def _is_tracker(pid: int) -> bool:
+    try:
+        return b"resource_tracker" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+        return text[text.rindex(")") + 2] == "Z"
+    except (OSError, ValueError, IndexError):
+        return True
+
+
+def stop_workers(grace_s: float = 3.0, keep_trackers: bool = False) -> list[int]:
+    """SIGTERM every descendant (joblib's loky workers and resource trackers), SIGKILL what is left after
+    `grace_s`. Loky workers are not in a process group of their own and outlive a killed parent otherwise."""
+    pids = descendants(os.getpid())
+    if keep_trackers:
+        pids = [p for p in pids if not _is_tracker(p)]
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + grace_s
+    alive = list(pids)
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        for pid in list(alive):
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:  # our own child: reap it
+                    alive.remove(pid)
+                    continue
+            except ChildProcessError:  # not our child (grandchild): gone once /proc forgets it
+                pass
+            if not Path(f"/proc/{pid}").exists() or _zombie(pid):
+                alive.remove(pid)
+    for pid in alive:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return pids
