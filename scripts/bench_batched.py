@@ -7,7 +7,7 @@ stage 1, one batched stage 2) and writes 17 run directories; one run: the same c
 index, unbatched. --task binary: the non-conjugate line, joint DLM with the probit likelihood and the
 unwhitened strategy (the settings of experiment=dlm_classification) on generated 2-D binary data
 (n_train = 500, M = 20, window 20, at most --max-iters iterations): all 16 betas [500, ..., >= 0.01] batched vs
-one run. Walls are of runner.execute in-process (data, training, evaluation, writing); the one-run
+one run. Walls are of execute in-process (data, training, evaluation, writing); the one-run
 wall is the median over beta indices --indices, interleaved with the batched repeats. Target: <= 3.
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from dlm_bench import runner
+from dlm_bench.run import execute
 from dlm_bench.cli import compose_config
 
 
@@ -51,7 +51,7 @@ def binary_csv(path: Path, n: int = 1500, seed: int = 0) -> Path:
 def wall(overrides: list[str]) -> tuple[float, dict]:
     cfg = compose_config(overrides)
     t0 = time.perf_counter()
-    record, _ = runner.execute(cfg)
+    record, _ = execute(cfg)
     return time.perf_counter() - t0, record.train
 
 

@@ -15,19 +15,21 @@ import time
 
 import torch
 
-from dlm_bench import methods, runner
+from dlm_bench.models.builders import build_bundle
+from dlm_bench.run.context import seed_everything
+from dlm_bench.task_defaults import resolve_task_defaults
 from dlm_bench.cli import compose_config
 
 
 def bundles(X, y, m):
     cfg = compose_config(["dataset=boston", "objective=dlm", f"model.num_inducing={m}", "trainer.progress=off"])
-    runner.resolve_task_defaults(cfg)
-    runner.seed_everything(0)
-    joint = methods.build_bundle(cfg, X, y).double()
+    resolve_task_defaults(cfg)
+    seed_everything(0)
+    joint = build_bundle(cfg, X, y).double()
     fixed_cfg = compose_config(["dataset=boston", "objective=dlm", "objective.hyperparameters=fixed",
                                 f"model.num_inducing={m}", "trainer.progress=off"])
-    runner.resolve_task_defaults(fixed_cfg)
-    fixed = methods.build_bundle(fixed_cfg, X, y).double()
+    resolve_task_defaults(fixed_cfg)
+    fixed = build_bundle(fixed_cfg, X, y).double()
     fixed.adopt_hyperparameters(joint)
     return joint, fixed
 

@@ -22,7 +22,9 @@ import time
 
 import torch
 
-from dlm_bench import methods, runner
+from dlm_bench.models.builders import build_bundle
+from dlm_bench.run.context import prepare_data, seed_everything
+from dlm_bench.task_defaults import resolve_task_defaults
 from dlm_bench.cli import compose_config
 from dlm_bench.estimators.ups import UPSStats, ups_sample
 
@@ -59,16 +61,16 @@ def bundle_for(dataset, estimator_overrides, n_train, seed=0, data=None):
     cfg = compose_config([f"dataset={dataset}", "protocol=dlm_classification", f"protocol.train_size={n_train}",
                           "objective=dlm", "model.num_inducing=50", f"seed={seed}", "trainer.progress=off",
                           *estimator_overrides])
-    runner.resolve_task_defaults(cfg)
-    runner.seed_everything(seed)
+    resolve_task_defaults(cfg)
+    seed_everything(seed)
     if data is None and data_available(dataset):
-        prep = runner.prepare_data(cfg, torch.device("cpu"), torch.float64)
+        prep = prepare_data(cfg, torch.device("cpu"), torch.float64)
         X, y = prep.tensors["train"]
         source = "real data"
     else:
         X, y = data if data is not None else generated_data(dataset, n_train, seed)
         source = "generated data"
-    return methods.build_bundle(cfg, X, y).double(), X, y, source
+    return build_bundle(cfg, X, y).double(), X, y, source
 
 
 def marginals(bundle, X):

@@ -20,7 +20,10 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
-from dlm_bench import methods, runner  # noqa: E402
+from dlm_bench.models.builders import build_bundle  # noqa: E402
+from dlm_bench.models.fixed import pretrain_and_freeze  # noqa: E402
+from dlm_bench.run.context import prepare_data, seed_everything  # noqa: E402
+from dlm_bench.task_defaults import resolve_task_defaults  # noqa: E402
 from dlm_bench.cli import compose_config  # noqa: E402
 from dlm_bench.gradient_bias import bias_stats, full_loss_gradients, quadrature_term, term_estimators  # noqa: E402
 from dlm_bench.train import Trainer  # noqa: E402
@@ -48,13 +51,13 @@ def main(argv=None):
                           "model.lengthscale_init=0.6931471805599453", "model.outputscale_init=0.6931471805599453",
                           f"trainer.max_iters={args.pretrain_iters}", f"trainer.lr={args.pretrain_lr}",
                           "trainer.window=20", "trainer.progress=off"])
-    runner.resolve_task_defaults(cfg)
-    runner.seed_everything(args.seed)
-    prep = runner.prepare_data(cfg, torch.device("cpu"), torch.float64)
+    resolve_task_defaults(cfg)
+    seed_everything(args.seed)
+    prep = prepare_data(cfg, torch.device("cpu"), torch.float64)
     X, y = prep.tensors["train"]
-    bundle = methods.build_bundle(cfg, X, y).double()
+    bundle = build_bundle(cfg, X, y).double()
     trainer = Trainer.from_config(cfg.trainer, seed=args.seed)
-    pre, info = methods.pretrain_and_freeze(cfg, bundle, X, y, trainer, torch.device("cpu"), torch.float64)
+    pre, info = pretrain_and_freeze(cfg, bundle, X, y, trainer, torch.device("cpu"), torch.float64)
     print(f"stage 1 ({info['pretrain_model']}): {pre.iterations} iterations, converged={pre.converged}, "
           f"loss {pre.final_loss:.4f}")
     bundle.train()

@@ -6,7 +6,6 @@ evaluation, so a batched member's metrics come from the same code as an unbatche
 from __future__ import annotations
 
 import numpy as np
-import torch
 from omegaconf import DictConfig
 
 from ..beta import resolve_beta

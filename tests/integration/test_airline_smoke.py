@@ -1,13 +1,13 @@
 """The airline experiment configs on a generated fixture (the real data, ~2M rows, needs a download):
 a synthetic 8-column binary table is written where the one-off npz conversion of airline is cached,
-then one grid point of dlm_airline_smoke / dlm_samplers_airline runs through runner.execute."""
+then one grid point of dlm_airline_smoke / dlm_samplers_airline runs through execute."""
 
 import json
 
 import numpy as np
 import pytest
 
-from dlm_bench import runner
+from dlm_bench.run import execute
 from dlm_bench.cli import compose_config
 from dlm_bench.data.fetch import FORMAT_VERSION
 
@@ -32,7 +32,7 @@ def airline_fixture(tmp_path, monkeypatch):
 def test_airline_grid_point_on_fixture(airline_fixture, experiment, extra):
     cfg = compose_config([f"experiment={experiment}", f"results_dir={airline_fixture / 'results'}",
                           "trainer.progress=off", *extra])
-    record, run_dir = runner.execute(cfg)
+    record, run_dir = execute(cfg)
     saved = json.loads((run_dir / "run.json").read_text())
     assert saved["status"] == "ok", saved["error"]
     assert saved["likelihood"] == "probit" and saved["task"] == "binary"
@@ -53,7 +53,7 @@ def test_airline_fixed_dlm_stage1_runs_its_full_epochs_once(airline_fixture):
                               "trainer.progress=off", "method=dlm_fixed", "objective.beta=1",
                               f"trainer.epochs={epochs}", "protocol.train_size=2000", "protocol.test_size=500",
                               "model.num_inducing=10"])
-        record, _ = runner.execute(cfg)
+        record, _ = execute(cfg)
         assert record.status == "ok", record.error
         t = record.train
         assert t["pretrain_model"] == "svgp" and t["pretrain_iterations"] == 3 * 2000 // 1000

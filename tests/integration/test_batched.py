@@ -1,4 +1,4 @@
-"""objective.beta_batch (dlm_bench/batched.py): a beta group trained in one batched model gives the unbatched
+"""objective.beta_batch (dlm_bench/run/batched.py): a beta group trained in one batched model gives the unbatched
 runs' results (same seed, same init, same Adam updates: equal to rounding) under the unbatched run names."""
 
 import csv
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from dlm_bench import runner
+from dlm_bench.run import execute, run_name
 from dlm_bench.cli import compose_config
 from dlm_bench.errors import ConfigError
 from dlm_bench.sweep import run_sweep
@@ -44,7 +44,7 @@ def test_batched_sweep_equals_unbatched_runs(tmp_path):
 def test_run_name_ignores_beta_batch():
     cfg = compose_config(["method=dlm", "objective.beta_index=3"])
     cfg_b = compose_config(["method=dlm", "objective.beta_index=3", "objective.beta_batch=true"])
-    assert runner.run_name(cfg) == runner.run_name(cfg_b)
+    assert run_name(cfg) == run_name(cfg_b)
 
 
 @pytest.mark.parametrize("extra", [["estimator=bmc", "estimator.num_samples=2"], ["trainer.batch_size=64"],
@@ -54,7 +54,7 @@ def test_unsupported_settings_raise_one_line_config_error(tmp_path, extra):
     cfg = compose_config(["method=dlm", "objective.beta_index=1", "objective.beta_batch=true",
                           f"results_dir={tmp_path}", *extra])
     with pytest.raises(ConfigError, match="objective.beta_batch=true supports") as err:
-        runner.execute(cfg)
+        execute(cfg)
     assert "\n" not in str(err.value)
 
 
@@ -93,7 +93,7 @@ def keep_sigterm_handler():
 
 
 def _member(tmp_path, k=2):
-    from dlm_bench.batched import group_lock_dir
+    from dlm_bench.run.batched import group_lock_dir
     from dlm_bench.sweep import point_state
 
     cfg = compose_config(TINY + ["method=dlm", f"objective.beta_index={k}", "objective.beta_batch=true",
@@ -106,7 +106,8 @@ def _member(tmp_path, k=2):
 def test_a_job_whose_point_the_group_holder_trains_returns_without_waiting(tmp_path, other_processes, monkeypatch):
     """joblib / SLURM: the group's other jobs free their worker at once instead of waiting out the group
     (before, every such job slept on the group lock, so two joblib workers trained one group at a time)."""
-    from dlm_bench import batched
+    from dlm_bench import sweep
+    from dlm_bench.run import batched
 
     cfg, run_dir, group_dir = _member(tmp_path)
     _lock_as(group_dir, other_processes[0])
@@ -116,14 +117,15 @@ def test_a_job_whose_point_the_group_holder_trains_returns_without_waiting(tmp_p
         raise AssertionError("waited for the group lock")
 
     monkeypatch.setattr(batched.time, "sleep", no_wait)
-    assert batched.sweep_group_job(cfg, run_dir) == "skipped"
+    assert sweep.sweep_group_job(cfg, run_dir) == "skipped"
     assert not (run_dir / "run.json").exists()
 
 
 def test_a_job_waits_for_a_group_holder_that_does_not_train_its_point(tmp_path, other_processes, monkeypatch):
     """Waiting is kept where it is needed: the holder (e.g. a sweep over fewer betas) left this member out, or
     another sweep, not the holder, has the member's lock."""
-    from dlm_bench import batched
+    from dlm_bench import sweep
+    from dlm_bench.run import batched
     from dlm_bench.locks import holder
 
     cfg, run_dir, group_dir = _member(tmp_path)
@@ -137,7 +139,7 @@ def test_a_job_waits_for_a_group_holder_that_does_not_train_its_point(tmp_path, 
         (group_dir / ".lock").unlink()
 
     monkeypatch.setattr(batched.time, "sleep", holder_done)
-    assert batched.sweep_group_job(cfg, run_dir) == "skipped" and waits == [1]
+    assert sweep.sweep_group_job(cfg, run_dir) == "skipped" and waits == [1]
     assert holder(group_dir) is None
 
     cfg, run_dir, group_dir = _member(tmp_path / "b")
@@ -150,7 +152,7 @@ def test_a_job_waits_for_a_group_holder_that_does_not_train_its_point(tmp_path, 
         (group_dir / ".lock").unlink()
 
     monkeypatch.setattr(batched.time, "sleep", holder_gone)
-    assert batched.sweep_group_job(cfg, run_dir) == "running_elsewhere" and waits == [1]
+    assert sweep.sweep_group_job(cfg, run_dir) == "running_elsewhere" and waits == [1]
     assert not (run_dir / "run.json").exists()
 
 

@@ -1,4 +1,4 @@
-"""objective.beta_batch (dlm_bench/batched.py) with the non-conjugate likelihoods of the DLM paper's
+"""objective.beta_batch (dlm_bench/run/batched.py) with the non-conjugate likelihoods of the DLM paper's
 classification and count experiments (probit, Poisson-exp) and the unwhitened strategy (model.whiten=false).
 
 * exact estimator (closed form or quadrature): every member equals the unbatched run (same seed), as for the
@@ -14,8 +14,10 @@ import json
 import pytest
 import torch
 
-from dlm_bench import methods, runner
-from dlm_bench.batched import BatchedBundle, gather
+from dlm_bench.models.builders import build_bundle
+from dlm_bench.run.context import prepare_data
+from dlm_bench.task_defaults import resolve_task_defaults
+from dlm_bench.models.batched_svgp import BatchedBundle, gather
 from dlm_bench.cli import compose_config
 from dlm_bench.sweep import run_sweep
 from tests.helpers import assert_batched_member_equals, glm_overrides
@@ -65,11 +67,11 @@ def test_batched_bmc_is_deterministic(glm_tables, tmp_path):
 def _bundle(glm_tables, tmp_path, overrides):
     cfg = compose_config(glm_overrides(glm_tables, "count", tmp_path, "model.whiten=false", "objective.beta=1",
                                        *overrides))
-    runner.resolve_task_defaults(cfg)
-    prep = runner.prepare_data(cfg, torch.device("cpu"), torch.float64)
+    resolve_task_defaults(cfg)
+    prep = prepare_data(cfg, torch.device("cpu"), torch.float64)
     X, y = prep.tensors["train"]
     torch.manual_seed(0)
-    return methods.build_bundle(cfg, X, y).double(), X, y
+    return build_bundle(cfg, X, y).double(), X, y
 
 
 @pytest.fixture
@@ -131,7 +133,7 @@ def test_batched_bmc_member_matches_reference_in_expectation(glm_tables, tmp_pat
 def test_experiments_batch_their_beta_grid_methods(experiment):
     """beta_batch is on (smoke variants inherit it); every beta-grid method is supported, the ELBO at beta = 1
     (method=elbo, off the grid) runs unbatched."""
-    from dlm_bench.batched import check_supported, requested
+    from dlm_bench.run.batched import check_supported, requested
     from dlm_bench.beta import apply_beta_grid_flag
     from tests.helpers import sweeper_params
 
@@ -142,5 +144,5 @@ def test_experiments_batch_their_beta_grid_methods(experiment):
         assert cfg.objective.beta_batch is True
         apply_beta_grid_flag(cfg.objective)
         assert requested(cfg) == (method != "elbo"), method
-        runner.resolve_task_defaults(cfg)
+        resolve_task_defaults(cfg)
         check_supported(cfg, n_train=2000)

@@ -1,4 +1,4 @@
-"""Binary and count tasks through runner.execute on small synthetic CSV tables (no downloads): every
+"""Binary and count tasks through execute on small synthetic CSV tables (no downloads): every
 estimator runs, run.json has the contract's metric names, the recorded estimator/likelihood are the ones
 used; a Student-t regression run on boston."""
 
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from dlm_bench import runner
+from dlm_bench.run import execute
 from dlm_bench.cli import compose_config
 from tests.helpers import glm_overrides
 
@@ -31,7 +31,7 @@ RUNS = [  # task, overrides, recorded estimator, likelihood
 
 @pytest.mark.parametrize("task,extra,estimator,likelihood", RUNS)
 def test_glm_run_end_to_end(glm_tables, tmp_path, task, extra, estimator, likelihood):
-    record, run_dir = runner.execute(compose_config(glm_overrides(glm_tables, task, tmp_path, *extra)))
+    record, run_dir = execute(compose_config(glm_overrides(glm_tables, task, tmp_path, *extra)))
     saved = json.loads((run_dir / "run.json").read_text())
     assert saved["status"] == "ok", saved["error"]
     assert (saved["task"], saved["estimator"], saved["likelihood"]) == (task, estimator, likelihood)
@@ -45,7 +45,7 @@ def test_glm_run_end_to_end(glm_tables, tmp_path, task, extra, estimator, likeli
 def test_student_t_regression_run(tmp_path):
     cfg = compose_config([f"results_dir={tmp_path}", "trainer.max_iters=15", "trainer.progress=off",
                           "model.likelihood=student_t", "objective=dlm", "model.num_inducing=10"])
-    record, run_dir = runner.execute(cfg)
+    record, run_dir = execute(cfg)
     saved = json.loads((run_dir / "run.json").read_text())
     assert saved["status"] == "ok", saved["error"]
     assert (saved["likelihood"], saved["estimator"]) == ("student_t", "quadrature")

@@ -1,4 +1,4 @@
-"""Every method runs end to end through runner.execute on the shipped boston data (bad combinations:
+"""Every method runs end to end through execute on the shipped boston data (bad combinations:
 tests/unit/test_methods_run.py)."""
 
 import json
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from dlm_bench import runner
+from dlm_bench.run import execute
 from dlm_bench.cli import compose_config
 
 CASES = {
@@ -24,7 +24,7 @@ CASES = {
 def test_method_runs_end_to_end(case, tmp_path):
     overrides, model, objective, hyper = CASES[case]
     cfg = compose_config([f"results_dir={tmp_path}", "trainer.max_iters=25", "trainer.progress=off"] + overrides)
-    record, run_dir = runner.execute(cfg)
+    record, run_dir = execute(cfg)
     saved = json.loads((run_dir / "run.json").read_text())
     assert saved["status"] == "ok", saved["error"]
     assert (saved["model"], saved["objective"], saved["hyperparameters"]) == (model, objective, hyper)

@@ -2,11 +2,11 @@
 editing this file), on a small generated regression table (dataset=csv, 60 rows):
 
 * a ModelSpec with `build=` (trained by the Trainer on `bundle.loss`), for every objective it lists (svgp also
-  with objective=sq_dlm, whose bundle methods.build_bundle picks): the configuration passes the declared
+  with objective=sq_dlm, whose bundle build_bundle picks): the configuration passes the declared
   combination rules, a few optimiser steps lower the loss, and the predictions on the test rows are finite with
   positive variance (none only for a method that defines no predictive variance: sq_dlm), and so are the
   predictive metrics;
-* a ModelSpec with `execute=` (its own fit loop: lgm_*, savigp, sggpm): one tiny run through runner.execute
+* a ModelSpec with `execute=` (its own fit loop: lgm_*, savigp, sggpm): one tiny run through execute
   ends with status ok and finite metrics (sggpm on a generated count table).
 """
 
@@ -19,10 +19,15 @@ import pandas as pd
 import pytest
 import torch
 
-from dlm_bench import methods, runner
+from dlm_bench.models.builders import build_bundle
+from dlm_bench.run import execute
+from dlm_bench.run.context import prepare_data, seed_everything
+from dlm_bench.task_defaults import resolve_task_defaults
+from dlm_bench.validation import validate_run
 from dlm_bench.cli import compose_config
 from dlm_bench.evaluation import predictive_metrics
-from dlm_bench.models import MODELS
+from dlm_bench.models.builders import BUILDERS
+from dlm_bench.registry import MODELS
 from dlm_bench.objectives import OBJECTIVES
 from dlm_bench.train import Trainer
 from tests.helpers import write_regression_csv
@@ -43,7 +48,7 @@ TINY_EXECUTE = {
 
 def _build_cases():
     for name, spec in MODELS.items():
-        if spec.build is None:
+        if spec.own_loop:
             continue
         for objective in spec.objectives:
             allowed = OBJECTIVES[objective].models
@@ -52,7 +57,7 @@ def _build_cases():
 
 
 BUILD_CASES = list(_build_cases())
-EXECUTE_CASES = [name for name, spec in MODELS.items() if spec.execute is not None]
+EXECUTE_CASES = [name for name, spec in MODELS.items() if spec.own_loop]
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +78,8 @@ def data_overrides(tables, tmp_path, task="regression"):
 
 def test_every_model_is_covered():
     assert {m for m, _ in BUILD_CASES} | set(EXECUTE_CASES) == set(MODELS)
-    assert all((s.build is None) != (s.execute is None) for s in MODELS.values()), "a model has build= or execute="
+    assert all(s.execute is not None for s in MODELS.values()), "every model declares what the harness calls"
+    assert {m for m, _ in BUILD_CASES} == set(BUILDERS), "every Trainer model has a builder (models/builders.py)"
 
 
 @pytest.mark.parametrize("name,objective", BUILD_CASES, ids=[f"{m}-{o}" for m, o in BUILD_CASES])
@@ -81,13 +87,13 @@ def test_built_model_trains_and_predicts(name, objective, tables, tmp_path):
     cfg = compose_config(data_overrides(tables, tmp_path) + [
         f"model={name}", f"objective={objective}", "model.num_inducing=8", "trainer.max_iters=5", "trainer.lr=0.01",
         "trainer.tol=0"])
-    runner.resolve_task_defaults(cfg)  # as runner.execute: likelihood and mean function from the task
-    runner.check_config(cfg)  # the declared combination rules accept what the registry lists
-    runner.seed_everything(cfg.seed)
-    prep = runner.prepare_data(cfg, torch.device("cpu"), torch.float64)
+    resolve_task_defaults(cfg)  # as execute: likelihood and mean function from the task
+    validate_run(cfg)  # the declared combination rules accept what the registry lists
+    seed_everything(cfg.seed)
+    prep = prepare_data(cfg, torch.device("cpu"), torch.float64)
     X, y = prep.tensors["train"]
     assert 30 <= len(y) <= 45  # ~2/3 of the 60 rows
-    bundle = methods.build_bundle(cfg, X, y).double()
+    bundle = build_bundle(cfg, X, y).double()
     bundle.train()
     params = bundle.trainable_parameters()
     assert params, f"model={name} objective={objective}: nothing to train"
@@ -119,7 +125,7 @@ def test_executed_model_runs(name, tables, tmp_path):
                     f"tests/integration/test_model_contract.py")
     task, overrides = TINY_EXECUTE[name]
     cfg = compose_config(data_overrides(tables, tmp_path, task) + [f"model={name}"] + overrides)
-    record, run_dir = runner.execute(cfg)
+    record, run_dir = execute(cfg)
     assert record.status == "ok", record.error
     assert record.model == name and (run_dir / "run.json").is_file()
     assert record.metrics and all(math.isfinite(v) for v in record.metrics.values()), record.metrics

@@ -1,4 +1,4 @@
-"""paper=pac end to end through runner.execute on boston: every method reports the PAC metrics with the
+"""paper=pac end to end through execute on boston: every method reports the PAC metrics with the
 rounded theta (bad combinations: tests/unit/test_pac_runs.py)."""
 
 import json
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from dlm_bench import runner
+from dlm_bench.run import execute
 from dlm_bench.cli import compose_config
 
 PAC = ["paper=pac", "protocol=pac", "trainer.max_iters=15", "trainer.progress=off"]
@@ -27,7 +27,7 @@ PAC_METRICS = {"bound", "bound_pinsker", "gibbs_train", "gibbs_test", "kl_over_n
 def test_pac_method_runs_end_to_end(case, tmp_path):
     overrides, objective = CASES[case]
     cfg = compose_config([f"results_dir={tmp_path}"] + PAC + overrides)
-    _, run_dir = runner.execute(cfg)
+    _, run_dir = execute(cfg)
     saved = json.loads((run_dir / "run.json").read_text())
     assert saved["status"] == "ok", saved["error"]
     assert saved["objective"] == objective and saved["train_size"] == 405  # 80% of 506

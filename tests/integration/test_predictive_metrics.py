@@ -1,11 +1,11 @@
-"""Tracked learning curves of a non-Gaussian run through runner.execute: the last tracked row equals the
+"""Tracked learning curves of a non-Gaussian run through execute: the last tracked row equals the
 reported metrics."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from dlm_bench import runner
+from dlm_bench.run import execute
 from dlm_bench.cli import compose_config
 
 
@@ -20,7 +20,7 @@ def test_tracked_curve_of_a_glm_run_ends_at_the_reported_metrics(tmp_path, task,
                           f"dataset.task={task}", "protocol=dlm_classification", "protocol.train_size=80", "protocol.test_size=25",
                           "model.num_inducing=8", f"results_dir={tmp_path}", "trainer.max_iters=12",
                           "trainer.track_every=5", "trainer.progress=off"])
-    record, run_dir = runner.execute(cfg)
+    record, run_dir = execute(cfg)
     assert record.status == "ok", record.error
     curve = pd.read_csv(run_dir / "curve.csv").dropna(subset=["test_nll"])
     assert list(curve["iteration"]) == [1, 5, 10, 12]

@@ -5,13 +5,13 @@ import json
 
 import pandas as pd
 
-from dlm_bench import runner
+from dlm_bench.run import execute
 from dlm_bench.cli import compose_config
 
 
 def test_real_lr_explosion_is_marked_diverged(tmp_path):
     """lr=1e6 blows the kernel parameters up after one Adam step: the next Cholesky sees NaNs."""
-    record, run_dir = runner.execute(
+    record, run_dir = execute(
         compose_config([f"results_dir={tmp_path}", "trainer.lr=1e6", "trainer.max_iters=60", "dtype=float32"])
     )
     assert record.status == "diverged" and "at iteration 2" in record.error
@@ -19,7 +19,7 @@ def test_real_lr_explosion_is_marked_diverged(tmp_path):
 
 
 def test_tracked_learning_curve_ends_at_the_reported_metrics(tmp_path):
-    record, run_dir = runner.execute(
+    record, run_dir = execute(
         compose_config([f"results_dir={tmp_path}", "trainer.max_iters=45", "trainer.track_every=20",
                         "model.num_inducing=10"])
     )

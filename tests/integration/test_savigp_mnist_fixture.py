@@ -18,7 +18,7 @@ from dlm_bench.cli import compose_config
 from dlm_bench.data import get_spec
 from dlm_bench.data.api import load_dataset
 from dlm_bench.data.registry import DATASETS
-from dlm_bench.runner import execute
+from dlm_bench.run import execute
 
 N_TRAIN, N_TEST = 80, 30
 

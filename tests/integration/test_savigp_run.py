@@ -10,7 +10,7 @@ import pytest
 
 from dlm_bench.cli import compose_config
 from dlm_bench.errors import ConfigError
-from dlm_bench.runner import execute, run_name
+from dlm_bench.run import execute, run_name
 from dlm_bench.savigp import report
 from tests.helpers import cli_command
 
@@ -36,7 +36,8 @@ def test_boston_run_writes_metrics_and_points(offline):
                           "savigp.num_samples=50", "savigp.max_iter=2", f"results_dir={offline / 'res'}"])
     record, run_dir = execute(cfg)
     assert record.status == "ok", record.error
-    assert record.objective == "mog2" and record.num_inducing == 30 and record.train_size == 300
+    assert record.objective == "elbo" and record.method == "savigp-mog2" and record.paper == "savigp"
+    assert record.num_inducing == 30 and record.train_size == 300
     pts = pd.read_csv(run_dir / "points.csv")
     assert len(pts) == 206 and set(pts.columns) == {"sse", "nlpd", "upstream_boston_nlpd_bug"}
     m = json.loads((run_dir / "run.json").read_text())["metrics"]

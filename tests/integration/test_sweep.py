@@ -4,7 +4,7 @@ configuration is recorded and the rest of the sweep finishes."""
 import json
 import subprocess
 
-from dlm_bench import runner
+from dlm_bench.train import Trainer
 from dlm_bench.sweep import run_sweep, summary_line
 from tests.helpers import cli_command
 
@@ -31,14 +31,14 @@ def test_resume_skips_exactly_existing_runs(tmp_path):
 
 
 def test_failure_is_isolated_and_retry_failed_reruns_only_it(tmp_path, monkeypatch):
-    real_fit = runner.Trainer.fit
+    real_fit = Trainer.fit
 
     def crash_on_seed_1(self, loss_fn, params, X, y):
         if self.seed == 1:
             raise RuntimeError("simulated crash in training")
         return real_fit(self, loss_fn, params, X, y)
 
-    monkeypatch.setattr(runner.Trainer, "fit", crash_on_seed_1)
+    monkeypatch.setattr(Trainer, "fit", crash_on_seed_1)
     counts = run_sweep(FAST + ["seed=0,1,2", f"results_dir={tmp_path}"])
     assert (counts["ok"], counts["failed"]) == (2, 1)
     first = statuses(tmp_path)
@@ -46,7 +46,7 @@ def test_failure_is_isolated_and_retry_failed_reruns_only_it(tmp_path, monkeypat
     failed_dir = next(p.parent for p in tmp_path.glob("default/*/run.json") if "seed1" in p.parent.name)
     assert "simulated crash" in json.loads((failed_dir / "run.json").read_text())["error"]
 
-    monkeypatch.setattr(runner.Trainer, "fit", real_fit)
+    monkeypatch.setattr(Trainer, "fit", real_fit)
     counts = run_sweep(FAST + ["seed=0,1,2", f"results_dir={tmp_path}"])
     assert counts["skipped"] == 3  # failed runs are kept unless asked
     counts = run_sweep(FAST + ["seed=0,1,2", f"results_dir={tmp_path}", "resume.retry_failed=true"])

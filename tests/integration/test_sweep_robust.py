@@ -14,8 +14,9 @@ import pytest
 
 from dlm_bench.cli import compose_config, main
 from dlm_bench.locks import LOCK_NAME
-from dlm_bench.runner import run_dir_for
-from dlm_bench.sweep import _descendants, plan_sweep, run_sweep
+from dlm_bench.run import run_dir_for
+from dlm_bench.run.signals import descendants as _descendants
+from dlm_bench.sweep import plan_sweep, run_sweep
 from tests.helpers import cli_command
 
 FAST = ["trainer.max_iters=5", "model.num_inducing=10", "launcher=local"]

@@ -12,7 +12,11 @@ import pandas as pd
 import pytest
 import torch
 
-from dlm_bench import methods, runner
+from dlm_bench.models.builders import build_bundle
+from dlm_bench.models.fixed import pretrain_and_freeze, pretrain_config
+from dlm_bench.run import execute, run_name
+from dlm_bench.run.context import prepare_data, seed_everything
+from dlm_bench.task_defaults import resolve_task_defaults
 from dlm_bench.beta import select_beta
 from dlm_bench.cli import compose_config
 from dlm_bench.pretrain import PretrainStore, pretrain_key
@@ -22,9 +26,9 @@ SMALL = ["protocol.train_size=120", "model.num_inducing=8", "trainer.max_iters=3
 
 
 def _data(cfg):
-    runner.resolve_task_defaults(cfg)
-    runner.seed_everything(cfg.seed)
-    prep = runner.prepare_data(cfg, torch.device("cpu"), torch.float64)
+    resolve_task_defaults(cfg)
+    seed_everything(cfg.seed)
+    prep = prepare_data(cfg, torch.device("cpu"), torch.float64)
     return prep.tensors["train"]
 
 
@@ -32,7 +36,7 @@ def _sgpr_reference(seed=0):
     """A collapsed SGPR trained on the same split, built and trained independently of the fixed-run code."""
     cfg = compose_config(["method=sgpr", f"seed={seed}", *SMALL])
     X, y = _data(cfg)
-    sgpr = methods.build_bundle(cfg, X, y).double()
+    sgpr = build_bundle(cfg, X, y).double()
     sgpr.train()
     Trainer.from_config(cfg.trainer, seed=seed).fit(sgpr.loss, sgpr.trainable_parameters(), X, y)
     return sgpr
@@ -42,9 +46,9 @@ def _sgpr_reference(seed=0):
 def test_regression_fixed_run_freezes_the_collapsed_sgpr_bit_identical(method):
     cfg = compose_config([f"method={method}", "objective.beta=0.5", *SMALL])
     X, y = _data(cfg)
-    bundle = methods.build_bundle(cfg, X, y).double()
+    bundle = build_bundle(cfg, X, y).double()
     trainer = Trainer.from_config(cfg.trainer, seed=cfg.seed)
-    result, info = methods.pretrain_and_freeze(cfg, bundle, X, y, trainer, torch.device("cpu"), torch.float64)
+    result, info = pretrain_and_freeze(cfg, bundle, X, y, trainer, torch.device("cpu"), torch.float64)
     assert result.status == "ok" and info["pretrain_model"] == "sgpr"
     ref = _sgpr_reference()
     if method == "dlm_fixed":
@@ -60,7 +64,7 @@ def test_regression_fixed_run_freezes_the_collapsed_sgpr_bit_identical(method):
 
 def test_fixed_run_records_its_stage1_and_matches_the_sgpr_noise(tmp_path):
     cfg = compose_config(["method=dlm_fixed", f"results_dir={tmp_path}", *SMALL])
-    record, run_dir = runner.execute(cfg)
+    record, run_dir = execute(cfg)
     saved = json.loads((run_dir / "run.json").read_text())
     assert saved["status"] == "ok"
     train = saved["train"]
@@ -84,13 +88,13 @@ def test_pretrain_once_over_a_beta_grid_and_reuse_is_bit_identical(tmp_path, mon
     records = []
     for method, k in [("dlm_fixed", 0), ("dlm_fixed", 2), ("dlm_fixed", 4), ("dlm_fixed", 6), ("sq_dlm_fixed", 3)]:
         cfg = compose_config([f"method={method}", f"objective.beta_index={k}", f"results_dir={tmp_path / 'a'}", *SMALL])
-        records.append(runner.execute(cfg)[0])
+        records.append(execute(cfg)[0])
     assert len(fits) == 1  # trained once, not 5 times
     assert [r.train["pretrain_reused"] for r in records] == [False, True, True, True, True]
     assert len(list((tmp_path / "a" / "_pretrain").iterdir())) == 1
     # the same grid point alone in a fresh store (stage 1 trained in that run) gives bit-identical results
     cfg = compose_config(["method=dlm_fixed", "objective.beta_index=4", f"results_dir={tmp_path / 'b'}", *SMALL])
-    alone = runner.execute(cfg)[0]
+    alone = execute(cfg)[0]
     assert alone.train["pretrain_reused"] is False
     assert alone.metrics == records[2].metrics and alone.train["final_loss"] == records[2].train["final_loss"]
 
@@ -130,7 +134,7 @@ def test_pretrain_store_concurrent_callers_train_once(tmp_path):
 
 def test_pretrain_key_ignores_beta_and_estimator_but_not_the_data():
     base = ["method=dlm_fixed", *SMALL]
-    k = lambda extra: pretrain_key(methods.pretrain_config(compose_config(base + extra)))  # noqa: E731
+    k = lambda extra: pretrain_key(pretrain_config(compose_config(base + extra)))  # noqa: E731
     assert k(["objective.beta=0.5"]) == k(["objective.beta_index=3"]) == k(["method=sq_dlm_fixed"])
     assert k(["seed=1"]) != k([]) and k(["protocol.train_size=100"]) != k([])
 
@@ -187,13 +191,13 @@ def test_fig15_m_per_dataset_and_song_protocol():
 
 
 def test_run_names_default_joint_unchanged_fixed_regression_new():
-    assert runner.run_name(compose_config([])) == "boston_svgp_elbo_beta1_seed0_fdd973a4"
+    assert run_name(compose_config([])) == "boston_svgp_elbo_beta1_seed0_fdd973a4"
     fixed = ["objective=dlm", "objective.hyperparameters=fixed"]
     # a regression fixed run's stage 1 changed (sgpr): a new name; asking for the old stage 1 gives the old name
-    assert runner.run_name(compose_config(fixed)) != runner.run_name(compose_config(fixed + ["objective.pretrain_model=svgp"]))
+    assert run_name(compose_config(fixed)) != run_name(compose_config(fixed + ["objective.pretrain_model=svgp"]))
     joint = ["objective=dlm"]
-    assert runner.run_name(compose_config(joint)) == runner.run_name(compose_config(joint + ["objective.pretrain_model=svgp"]))
-    assert runner.run_name(compose_config(joint)) == runner.run_name(compose_config(joint + ["trainer.tol_on=mean"]))
+    assert run_name(compose_config(joint)) == run_name(compose_config(joint + ["objective.pretrain_model=svgp"]))
+    assert run_name(compose_config(joint)) == run_name(compose_config(joint + ["trainer.tol_on=mean"]))
 
 
 def test_bad_new_keys_are_one_line_errors():

@@ -1,17 +1,19 @@
-"""Fixed-hyperparameter runs (methods.pretrain_and_freeze): hyperparameters and Z frozen at the SVGP's."""
+"""Fixed-hyperparameter runs (pretrain_and_freeze): hyperparameters and Z frozen at the SVGP's."""
 
 import torch
 
-from dlm_bench import methods, runner
+from dlm_bench.models.builders import build_bundle
+from dlm_bench.models.fixed import evaluate_only, pretrain_and_freeze
+from dlm_bench.run.context import prepare_data
 from dlm_bench.cli import compose_config
 from dlm_bench.train import Trainer
 
 
 def setup(overrides):
     cfg = compose_config(overrides + ["trainer.max_iters=40", "trainer.progress=off"])
-    prep = runner.prepare_data(cfg, torch.device("cpu"), torch.float64)
+    prep = prepare_data(cfg, torch.device("cpu"), torch.float64)
     X, y = prep.tensors["train"]
-    bundle = methods.build_bundle(cfg, X, y).double()
+    bundle = build_bundle(cfg, X, y).double()
     trainer = Trainer.from_config(cfg.trainer, seed=cfg.seed)
     return cfg, bundle, trainer, X, y
 
@@ -31,7 +33,7 @@ def test_fixed_dlm_freezes_hyperparameters_and_z_and_learns_q_from_scratch(monke
         real_adopt(self, pre)
 
     monkeypatch.setattr(type(bundle), "adopt_hyperparameters", spy)
-    pre_result, info = methods.pretrain_and_freeze(cfg, bundle, X, y, trainer, torch.device("cpu"), torch.float64)
+    pre_result, info = pretrain_and_freeze(cfg, bundle, X, y, trainer, torch.device("cpu"), torch.float64)
     assert pre_result.status == "ok" and pre_result.iterations == 40
     assert info == {"pretrain_model": "svgp", "pretrain_reused": False}
     pre = pretrained["bundle"]
@@ -62,8 +64,8 @@ def test_fixed_sq_dlm_adopts_the_svgp_kernel_and_z_and_has_nothing_to_train():
     cfg, bundle, trainer, X, y = setup(["objective=sq_dlm", "objective.hyperparameters=fixed",
                                         "objective.pretrain_model=svgp"])
     init_Z = bundle.Z.detach().clone()
-    methods.pretrain_and_freeze(cfg, bundle, X, y, trainer, torch.device("cpu"), torch.float64)
+    pretrain_and_freeze(cfg, bundle, X, y, trainer, torch.device("cpu"), torch.float64)
     assert bundle.trainable_parameters() == []
     assert not torch.equal(bundle.Z, init_Z)  # the SVGP moved its inducing points; sq-DLM took them
-    result = methods.evaluate_only(bundle, X, y)
+    result = evaluate_only(bundle, X, y)
     assert result.converged and result.iterations == 0 and result.final_loss == bundle.loss(X, y).item()

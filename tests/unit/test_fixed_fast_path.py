@@ -5,23 +5,26 @@ reference: the same bundle with fast_fixed=False), float64, to 1e-10."""
 import pytest
 import torch
 
-from dlm_bench import methods, runner
+from dlm_bench.models.builders import build_bundle
+from dlm_bench.models.fixed import pretrain_config
+from dlm_bench.run.context import prepare_data
+from dlm_bench.task_defaults import resolve_task_defaults
 from dlm_bench.cli import compose_config
 
 
 def fixed_bundle(overrides, seed=0):
     cfg = compose_config(["objective=dlm", "objective.hyperparameters=fixed", "objective.beta=0.5",
                           "model.num_inducing=20", "trainer.progress=off", *overrides])
-    runner.resolve_task_defaults(cfg)
-    prep = runner.prepare_data(cfg, torch.device("cpu"), torch.float64)
+    resolve_task_defaults(cfg)
+    prep = prepare_data(cfg, torch.device("cpu"), torch.float64)
     X, y = prep.tensors["train"]
-    pre = methods.build_bundle(methods.pretrain_config(cfg), X, y).double()
+    pre = build_bundle(pretrain_config(cfg), X, y).double()
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():  # a "trained" SVGP: hyperparameters and Z away from their initial values
         for name, p in pre.named_parameters():
             if "_variational_distribution" not in name:
                 p.add_(0.3 * torch.randn(p.shape, generator=g, dtype=p.dtype))
-    bundle = methods.build_bundle(cfg, X, y).double()
+    bundle = build_bundle(cfg, X, y).double()
     bundle.adopt_hyperparameters(pre)
     bundle.train()
     bundle.loss(X[:50], y[:50])  # q(u) initialised (to the prior), as on the first training call

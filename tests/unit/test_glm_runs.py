@@ -1,6 +1,6 @@
 """Binary and count tasks on small synthetic CSV tables (no downloads): bad combinations are one-line
 ConfigErrors; the metrics against scipy on fixed marginals. (The runs themselves, every estimator through
-runner.execute: tests/integration/test_glm_runs.py.)"""
+execute: tests/integration/test_glm_runs.py.)"""
 
 
 import numpy as np
@@ -8,7 +8,7 @@ import pytest
 import torch
 from scipy import stats
 
-from dlm_bench import runner
+from dlm_bench.run import execute, run_name
 from dlm_bench.cli import compose_config
 from dlm_bench.errors import ConfigError
 from dlm_bench.evaluation import predictive_metrics
@@ -27,14 +27,14 @@ from tests.helpers import glm_overrides
 ])
 def test_glm_bad_combinations(glm_tables, tmp_path, extra, needle):
     with pytest.raises(ConfigError, match=needle):
-        runner.execute(compose_config(glm_overrides(glm_tables, "binary", tmp_path, *extra)))
+        execute(compose_config(glm_overrides(glm_tables, "binary", tmp_path, *extra)))
 
 
 def test_regression_run_names_are_unchanged_by_the_new_keys():
     """model.likelihood (gaussian) and estimator.nu (null) are left out of the hash: a regression run
     keeps the name it had before they existed (value recorded from the parent commit)."""
     cfg = compose_config(["trainer.max_iters=10"])
-    assert runner.run_name(cfg) == "boston_svgp_elbo_beta1_seed0_" + OLD_DEFAULT_DIGEST
+    assert run_name(cfg) == "boston_svgp_elbo_beta1_seed0_" + OLD_DEFAULT_DIGEST
 
 
 OLD_DEFAULT_DIGEST = "9b5eda64"  # dlm-bench run trainer.max_iters=10 at commit 4a5df78

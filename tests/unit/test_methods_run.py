@@ -3,7 +3,8 @@ runs of every method: tests/integration/test_methods_run.py)."""
 
 import pytest
 
-from dlm_bench import runner
+from dlm_bench.errors import ConfigError
+from dlm_bench.run import execute
 from dlm_bench.cli import compose_config
 
 
@@ -23,7 +24,7 @@ from dlm_bench.cli import compose_config
     ],
 )
 def test_bad_combinations_are_config_errors(overrides, needle, tmp_path):
-    with pytest.raises(runner.ConfigError, match=needle) as err:
-        runner.execute(compose_config([f"results_dir={tmp_path}"] + overrides))
+    with pytest.raises(ConfigError, match=needle) as err:
+        execute(compose_config([f"results_dir={tmp_path}"] + overrides))
     assert "\n" not in str(err.value)
     assert not any(tmp_path.iterdir())  # nothing written for a config error

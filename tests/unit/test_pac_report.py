@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import pytest
 
-from dlm_bench.methods import objective_label
+from dlm_bench.registry import objective_label
 from dlm_bench.cli import compose_config
 from dlm_bench.config import group_options
 from dlm_bench.report.build import compare_with_reference

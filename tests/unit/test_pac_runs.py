@@ -3,7 +3,7 @@ runs: tests/integration/test_pac_runs.py)."""
 
 import pytest
 
-from dlm_bench import runner
+from dlm_bench.run import execute
 from dlm_bench.cli import compose_config
 
 
@@ -23,6 +23,6 @@ from dlm_bench.cli import compose_config
 )
 def test_bad_pac_combinations_are_config_errors(overrides, needle, tmp_path):
     with pytest.raises(Exception, match=needle) as err:
-        runner.execute(compose_config([f"results_dir={tmp_path}"] + overrides))
+        execute(compose_config([f"results_dir={tmp_path}"] + overrides))
     assert "\n" not in str(err.value).strip()
     assert not any(tmp_path.iterdir())

@@ -3,7 +3,8 @@ runs: tests/integration/test_runner.py)."""
 
 import json
 
-from dlm_bench import runner
+from dlm_bench.run import execute
+from dlm_bench.train import Trainer
 from dlm_bench.cli import compose_config
 from dlm_bench.train import TrainResult
 
@@ -13,8 +14,8 @@ def test_divergence_is_recorded(tmp_path, monkeypatch):
         return TrainResult(status="diverged", error="non-finite training loss (nan) at iteration 4", iterations=4,
                            curve=[{"iteration": i, "wall_s": 0.0, "loss": 1.0} for i in range(1, 4)])
 
-    monkeypatch.setattr(runner.Trainer, "fit", diverge)
-    record, run_dir = runner.execute(compose_config([f"results_dir={tmp_path}"]))
+    monkeypatch.setattr(Trainer, "fit", diverge)
+    record, run_dir = execute(compose_config([f"results_dir={tmp_path}"]))
     saved = json.loads((run_dir / "run.json").read_text())
     assert saved["status"] == record.status == "diverged"
     assert "iteration 4" in saved["error"] and saved["metrics"] == {}
@@ -26,8 +27,8 @@ def test_exception_inside_training_is_recorded_as_failed(tmp_path, monkeypatch):
     def boom(self, loss_fn, params, X, y):
         raise RuntimeError("simulated crash")
 
-    monkeypatch.setattr(runner.Trainer, "fit", boom)
-    record, run_dir = runner.execute(compose_config([f"results_dir={tmp_path}"]))
+    monkeypatch.setattr(Trainer, "fit", boom)
+    record, run_dir = execute(compose_config([f"results_dir={tmp_path}"]))
     saved = json.loads((run_dir / "run.json").read_text())
     assert saved["status"] == "failed" and saved["error"] == "RuntimeError: simulated crash"
     assert "simulated crash" in (run_dir / "traceback.txt").read_text()

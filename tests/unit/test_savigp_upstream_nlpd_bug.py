@@ -11,7 +11,7 @@ from scipy.special import logsumexp
 
 from dlm_bench.savigp.likelihoods import Gaussian
 from dlm_bench.savigp.model import Savigp
-from dlm_bench.savigp.run import upstream_gaussian_nlpd_bug
+from dlm_bench.savigp.plugin import upstream_gaussian_nlpd_bug
 
 
 @pytest.mark.parametrize("posterior,K", [("fg", 1), ("mog", 2)])

@@ -9,12 +9,13 @@ import itertools
 import pytest
 
 from dlm_bench.cli import compose_config
-from dlm_bench.compatibility import check_combination
+from dlm_bench.combination_rules import check_combination
 from dlm_bench.data.registry import get_spec
 from dlm_bench.report.specs import SPECS
-from dlm_bench.runner import run_name
+from dlm_bench.run import run_name
 from dlm_bench.sggpm import METHODS
-from dlm_bench.sggpm.run import NotApplicable, check_point
+from dlm_bench.errors import NotApplicable
+from dlm_bench.sggpm.plugin import check_point
 from dlm_bench.validation import validate
 from tests.helpers import sweeper_params
 

@@ -21,8 +21,8 @@ from dlm_bench.report.build import build_report
 from dlm_bench.report.collect import collect_runs
 from dlm_bench.report.figures import make_sweep_figure
 from dlm_bench.report.specs import SweepFigureSpec, default_specs
-from dlm_bench.runner import run_dir_for
-from dlm_bench.sweep import _descendants, stop_workers
+from dlm_bench.run import run_dir_for
+from dlm_bench.run.signals import descendants as _descendants, stop_workers
 
 
 def _dead_pid() -> int:
@@ -166,10 +166,11 @@ def test_a_worker_stopped_by_sigterm_starts_no_further_job(tmp_path, monkeypatch
     import signal
 
     from dlm_bench import sweep
+    from dlm_bench.run import signals
 
-    monkeypatch.setattr(sweep, "stop_workers", lambda **_: [])
+    monkeypatch.setattr(signals, "stop_workers", lambda **_: [])
     with pytest.raises(sweep.Terminated):
-        sweep._raise_terminated(signal.SIGTERM, None)
+        signals.raise_terminated(signal.SIGTERM, None)
     cfg = compose_config(["trainer.max_iters=5", "model.num_inducing=10", f"results_dir={tmp_path}"])
     with pytest.raises(sweep.Terminated):
         sweep.sweep_job(cfg)

@@ -19,7 +19,7 @@ from dlm_bench.cli import compose_config, main
 from dlm_bench.data import DATASETS, DatasetError, DatasetSpec, RemoteFile
 from dlm_bench.data.cache import read_sidecar, sidecar_path
 from dlm_bench.data.api import load_spec
-from dlm_bench.runner import run_name
+from dlm_bench.run import run_name
 from dlm_bench.sweep import Terminated
 
 fetch_mod = importlib.import_module("dlm_bench.data.fetch")
