@@ -1,0 +1,140 @@
+"""The package's layers point one way (docs/architecture.md): every import, module level or inside a function, goes
+from a module to one in its own layer or a lower one, and no import circle exists. Parsed with `ast`, so an import
+placed inside a function to dodge a circle counts like any other."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parents[2] / "dlm_bench"
+
+# top to bottom; a module's layer is that of its longest listed prefix
+LAYERS = [
+    ("entry point", ["cli"]),
+    ("sweeps and reports", ["sweep", "report"]),
+    ("run harness", ["run"]),
+    ("validation and registries", ["validation", "registry", "combination_rules"]),
+    ("model families and papers", ["models", "objectives", "estimators", "likelihoods", "evaluation", "pac", "lgm",
+                                   "sggpm", "savigp", "train", "pretrain", "task_defaults", "gradient_bias"]),
+    ("leaves", ["data", "results", "config", "errors", "outcome", "labels", "capabilities", "locks", "fsperm",
+                "threads", "beta", "__init__", "conf", "shipped_data"]),
+]
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(PKG).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def layer_of(mod: str) -> int:
+    best, depth = None, -1
+    for i, (_, prefixes) in enumerate(LAYERS):
+        for p in prefixes:
+            if (mod == p or mod.startswith(p + ".")) and len(p) > depth:
+                best, depth = i, len(p)
+    assert best is not None, f"dlm_bench.{mod} is in no layer: add it to LAYERS (and docs/architecture.md)"
+    return best
+
+
+def imports() -> dict[str, set[str]]:
+    """module -> the dlm_bench modules it imports (relative and absolute, anywhere in the file)."""
+    mods = {module_name(p): p for p in PKG.rglob("*.py")}
+    edges = {}
+    for mod, path in mods.items():
+        pkg = mod.split(".") if path.name == "__init__.py" else mod.split(".")[:-1]
+        out = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = pkg[: len(pkg) - node.level + 1]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                elif node.module and node.module.startswith("dlm_bench"):
+                    target = node.module[len("dlm_bench."):] if node.module != "dlm_bench" else ""
+                else:
+                    continue
+                for alias in node.names:  # `from . import x` may import the module x
+                    sub = f"{target}.{alias.name}" if target else alias.name
+                    out.add(sub if sub in mods else target)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith("dlm_bench."):
+                        out.add(alias.name[len("dlm_bench."):])
+        edges[mod] = {t for t in out if t and t in mods and t != mod}
+    return edges
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in edges:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_cycle_finder_finds_a_planted_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycle_in_dlm_bench():
+    found = cycles(imports())
+    print(f"{len(found)} import cycle(s) in dlm_bench (imports inside functions included)")
+    assert found == [], found
+
+
+def test_imports_point_down_the_layers():
+    up = [f"dlm_bench.{a} ({LAYERS[layer_of(a)][0]}) imports dlm_bench.{b} ({LAYERS[layer_of(b)][0]})"
+          for a, targets in imports().items() for b in targets if layer_of(b) < layer_of(a)]
+    assert up == [], "\n".join(up)
+
+
+def test_a_paper_package_imports_nothing_from_the_harness_or_sweeps():
+    families = ("models", "lgm", "sggpm", "savigp", "pac", "objectives", "estimators", "likelihoods")
+    bad = [(a, b) for a, targets in imports().items() if a.split(".")[0] in families for b in targets
+           if b.split(".")[0] in ("run", "sweep", "cli", "registry", "validation", "combination_rules")]
+    assert bad == []
+
+
+def test_report_does_not_import_torch():
+    out = subprocess.run([sys.executable, "-c", "import dlm_bench.report, sys; print('torch' in sys.modules)"],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_frozen_label_sets_match_the_registry():
+    from dlm_bench import labels
+    from dlm_bench.registry import MODELS
+
+    assert labels.COLLAPSED_MODELS == {n for n, s in MODELS.items() if s.collapsed}
+    assert labels.OWN_LOOP_MODELS == {n for n, s in MODELS.items() if s.own_loop}
