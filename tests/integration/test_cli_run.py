@@ -11,10 +11,10 @@ from tests.helpers import cli_command
 
 CONTRACT_TOP = {
     "schema", "status", "error", "paper", "experiment", "dataset", "task", "model", "objective", "estimator",
-    "likelihood", "beta", "seed", "split", "train_size", "num_inducing", "hyperparameters", "metrics", "train",
+    "likelihood", "beta", "seed", "split", "train_size", "num_inducing", "hyperparameters", "method", "metrics", "train",
     "config", "env",
 }
-CONTRACT_TRAIN = {"iterations", "epochs", "converged", "wall_s", "final_loss", "device", "dtype", "tol_on"}
+CONTRACT_TRAIN = {"iterations", "epochs", "converged", "wall_s", "final_loss", "device", "dtype", "tol_on", "threads"}
 CONTRACT_ENV = {"dlm_bench", "torch", "gpytorch", "python", "git", "host"}
 
 
@@ -41,6 +41,7 @@ def test_run_writes_the_results_contract(tmp_path, cli_env):
     for key in ("test_nll", "test_mse", "val_nll", "val_mse", "test_nll_raw", "test_mse_raw", "noise_var"):
         assert math.isfinite(rec["metrics"][key]), key
     assert rec["train"]["iterations"] == 150 and rec["config"]["objective"]["beta"] == 0.5
+    assert rec["method"] == "svgp-dlm" and rec["paper"] == "dlm" and rec["train"]["threads"] >= 1
     with open(run_dirs[0].parent / "curve.csv") as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == 150 and set(rows[0]) == {"iteration", "wall_s", "loss"}
