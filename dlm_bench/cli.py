@@ -166,7 +166,6 @@ def cmd_sweep(args) -> int:
                             "(runs go to <results_dir>/<experiment>/<run name>) or make it vary per job, e.g. run_dir=out/${seed}")
         if key.lstrip("+") == "experiment" and value not in group_options("experiment"):
             raise UserError(f"unknown experiment {value!r}; valid choices: {', '.join(group_options('experiment'))}")
-    _validate_first_grid_point(overrides)
     # jobs may run elsewhere (SLURM) or in other processes: give them an absolute results_dir
     given = [ov for ov in overrides if ov.startswith("results_dir=")]
     results_dir = given[-1].partition("=")[2] if given else "results"
@@ -178,43 +177,26 @@ def cmd_sweep(args) -> int:
         overrides.append("resume.force=true")
     if args.retry_failed:
         overrides.append("resume.retry_failed=true")
-    if args.dry_run:
-        from .sweep import dry_run_lines, plan_sweep
+    from .sweep import dry_run_lines, invalid_points_message, plan_sweep
 
-        try:
-            plan = plan_sweep(overrides)
-        except (HydraException, OmegaConfBaseException) as err:
-            raise UserError(_unknown_key_message(err) or _one_line(err)) from err
+    try:  # every grid point composed and validated before any job starts
+        plan = plan_sweep(overrides)
+    except (HydraException, OmegaConfBaseException) as err:
+        raise UserError(_unknown_key_message(err) or _one_line(err)) from err
+    invalid = invalid_points_message(plan)
+    if args.dry_run:
         print("\n".join(dry_run_lines(plan)))
-        return 0
+        if invalid:
+            print(f"dlm-bench: error: {invalid}", file=sys.stderr)
+        return USAGE_EXIT if invalid else 0
+    if invalid:
+        raise UserError(invalid)
     try:
         counts = run_sweep(overrides)
     except (HydraException, OmegaConfBaseException) as err:
         raise UserError(_unknown_key_message(err) or _one_line(err)) from err
     print(summary_line(counts))
     return 1 if counts["failed"] else 0
-
-
-def _validate_first_grid_point(overrides: list[str]) -> None:
-    """Compose the grid's first point, so a typo fails in one line before any job starts."""
-    import re
-
-    first = []
-    for ov in overrides:
-        key, sep, value = ov.partition("=")
-        # a,b,c is a sweep; a list or quoted value (launcher.setup=["x","y"]) is one value
-        if sep and not re.match(r"^\s*(range|choice|interval|glob)\(|^\s*[\[{'\"]", value) and "," in value:
-            value = value.split(",")[0]
-        elif sep and re.match(r"^\s*range\(", value):
-            start = re.findall(r"-?\d+(?:\.\d+)?", value)
-            value = start[0] if start else value
-        elif sep and re.match(r"^\s*choice\(", value):  # choice(a,b): its first option
-            inner = value.strip()[len("choice("):-1]
-            value = inner.split(",")[0].strip()
-        elif sep and re.match(r"^\s*(interval|glob)\(", value):  # no single first value: left to the sweeper
-            continue
-        first.append(f"{key}{sep}{value}")
-    compose_config(first)
 
 
 def cmd_report(args) -> int:

@@ -48,13 +48,14 @@ def job_overrides() -> list[str]:
         return []
 
 
-def validate_point(cfg: DictConfig):
-    """Step 1 on `cfg` (mutated like a run: beta grid flag, task defaults): its ModelSpec, or a one-line error."""
+def validate_point(cfg: DictConfig, overrides: list[str] | None = None):
+    """Step 1 on `cfg` (mutated like a run: beta grid flag, task defaults): its ModelSpec, or a one-line error.
+    overrides: the point's command-line overrides (default: this Hydra job's), for validation.check_choices."""
     spec = model_spec(cfg)
     apply_beta_grid_flag(cfg.objective)
     if not spec.own_loop:
         resolve_task_defaults(cfg)
-    validate_run(cfg, job_overrides())
+    validate_run(cfg, job_overrides() if overrides is None else overrides)
     return spec
 
 

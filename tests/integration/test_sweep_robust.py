@@ -29,7 +29,7 @@ def test_second_sweep_skips_points_running_elsewhere_and_dry_run_says_so(tmp_pat
     # the other sweep: a live process on this host holding seed 1
     (busy / LOCK_NAME).write_text(json.dumps({"host": os.uname().nodename, "pid": os.getppid()}))
     plan = plan_sweep(ov + ["seed=0,1"])
-    assert [(p, s) for p, _, s in plan] == [("seed=0", "new"), ("seed=1", "running_elsewhere")]
+    assert [(p.shown, p.state) for p in plan] == [("seed=0", "new"), ("seed=1", "running_elsewhere")]
     counts = run_sweep(ov + ["seed=0,1"])
     assert counts["ok"] == 1 and counts["running_elsewhere"] == 1
     assert not (busy / "run.json").exists() and (busy / LOCK_NAME).exists()
@@ -62,20 +62,42 @@ def test_dry_run_lists_grid_names_and_states_without_running(tmp_path, capsys):
 def test_large_dry_run_reports_progress_on_stderr(tmp_path, capsys, monkeypatch):
     import dlm_bench.sweep as sweep
 
-    monkeypatch.setattr(sweep, "DRY_RUN_PROGRESS_FROM", 10)  # a paper-size grid, scaled down
+    monkeypatch.setattr(sweep, "PROGRESS_FROM", 10)  # a paper-size grid, scaled down
     ov = FAST + [f"results_dir={tmp_path}", "method=elbo", "seed=range(0,20)"]
     assert main(["sweep", "--dry-run"] + ov) == 0
     captured = capsys.readouterr()
-    assert captured.err.splitlines() == [f"dry run: composed {i} of 20 grid points" for i in range(2, 20, 2)]
+    assert captured.err.splitlines() == [f"sweep: checked {i} of 20 grid points" for i in range(2, 20, 2)]
     assert captured.out.splitlines()[-1] == "dry run: 20 grid points, 20 new; nothing was run"
 
 
 def test_dry_run_names_match_what_the_sweep_writes(tmp_path):
     ov = FAST + [f"results_dir={tmp_path}", "seed=0"]
-    names = sorted(n for _, n, _ in plan_sweep(ov))
+    names = sorted(p.name for p in plan_sweep(ov))
     run_sweep(ov)
     assert names == sorted(p.parent.name for p in tmp_path.glob("default/*/run.json"))
-    assert all(s == "done" for _, _, s in plan_sweep(ov))
+    assert all(p.state == "done" for p in plan_sweep(ov))
+
+
+def test_fast_plan_equals_hydra_composing_every_point(tmp_path):
+    """plan_sweep composes once per set of group choices and applies value overrides itself: the same run names
+    and states as composing each point with Hydra, over group, value and experiment sweeps."""
+    ov = [f"results_dir={tmp_path}", "experiment=dlm_classification_smoke", "seed=0,1",
+          "method=dlm,beta_elbo", "trainer.lr=0.01,0.02", "objective.beta_index=0,3"]
+    fast, slow = plan_sweep(ov), plan_sweep(ov, compose_each=True)
+    assert len(fast) >= 16 and fast == slow
+
+
+def test_every_grid_point_is_validated_before_anything_runs(tmp_path, capsys):
+    ov = FAST + [f"results_dir={tmp_path}"]
+    assert main(["sweep", "objective=dlm", "objective.beta=1,-1,0.5"] + ov) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["dlm-bench: error: grid point 1 (objective.beta=-1) is invalid: objective.beta must be a finite "
+                   "number > 0, got -1.0; nothing was run"]
+    assert not list(tmp_path.rglob("run.json"))  # the good points did not train either
+    assert main(["sweep", "--dry-run", "objective.beta=1,nan"] + ov) == 2
+    out = capsys.readouterr().out.splitlines()
+    assert "INVALID: objective.beta must be a finite number > 0, got nan" in out[1]
+    assert out[-1] == "dry run: 2 grid points, 1 new, 1 invalid; nothing was run"
 
 
 @pytest.mark.slow

@@ -1,24 +1,20 @@
-"""`dlm-bench sweep` validates the grid's first point before submitting: list values are not sweeps."""
+"""`dlm-bench sweep` composes and validates every grid point before submitting: list values are not sweeps."""
 
-import pytest
-
-from dlm_bench import cli
+from dlm_bench.sweep import plan_sweep
 
 
-def test_first_grid_point_keeps_list_values(monkeypatch):
+def test_list_values_are_one_value_and_every_point_is_composed(tmp_path):
     # launcher.setup=["a","b"] is one list value; splitting it at the comma used to be a parse error
-    seen = []
-    real = cli.compose_config
-    monkeypatch.setattr(cli, "compose_config", lambda ov: seen.append(list(ov)) or real(ov))
     setup = 'launcher.setup=["echo a b","export X=1"]'
-    cli._validate_first_grid_point(["launcher=slurm", setup, "seed=0,1,2", "objective.beta=range(3,9)"])
-    # the first point: a,b,c cut at its first value, range() at its start, a list value untouched
-    assert seen == [["launcher=slurm", setup, "seed=0", "objective.beta=3"]]
-    cfg = real(seen[0])
-    assert list(cfg.launcher.setup) == ["echo a b", "export X=1"] and (cfg.seed, cfg.objective.beta) == (0, 3.0)
+    plan = plan_sweep(["launcher=slurm", setup, "seed=0,1,2", "objective.beta=range(3,9)", f"results_dir={tmp_path}"])
+    assert len(plan) == 18 and {p.state for p in plan} == {"new"}
+    assert all(setup in p.overrides for p in plan)
 
 
-def test_first_grid_point_still_catches_a_bad_sweep_value():
-    with pytest.raises(cli.UserError, match="cubic"):
-        cli._validate_first_grid_point(["model.kernel=cubic,rbf"])
-    cli._validate_first_grid_point(["model.kernel=rbf,cubic"])  # only the first point is composed
+def test_a_bad_value_anywhere_in_the_grid_is_invalid(tmp_path):
+    for grid in ("model.kernel=cubic,rbf", "model.kernel=rbf,cubic"):  # not only the first point
+        states = [(p.shown, p.state) for p in plan_sweep([grid, f"results_dir={tmp_path}"])]
+        assert states == [("model.kernel=rbf", "new"), ("model.kernel=cubic", "invalid")] or \
+            states == [("model.kernel=cubic", "invalid"), ("model.kernel=rbf", "new")]
+        bad = [p for p in plan_sweep([grid, f"results_dir={tmp_path}"]) if p.state == "invalid"][0]
+        assert "cubic" in bad.reason and "\n" not in bad.reason
