@@ -116,7 +116,7 @@ def check_header(names: list[str], target: str, where: str) -> None:
     dups = [n for n, k in seen.items() if k > 1]
     if dups:
         what = ", ".join(f"{n!r} ({seen[n]} times)" for n in dups)
-        leak = " (a copy of the target would leak it into the inputs)" if target.strip() in dups else ""
+        leak = " (it would leak the target into the inputs)" if target.strip() in dups else ""
         raise DatasetError(f"{where}: duplicate column name(s) {what}{leak}; rename or drop them")
     alias = [n for n in names if n != target and n.strip().lower() == target.strip().lower()]
     if alias:
