@@ -133,13 +133,10 @@ def collect_runs(dirs, bad_curves: list | None = None) -> tuple[pd.DataFrame, li
             continue
         row = flatten(rec, path)
         curve = path.parent / "curve.csv"
-        row["curve_ok"] = curve.is_file()
-        if row["curve_ok"]:
-            problem = check_curve_csv(curve, rec.get("model"))
-            if problem:
-                row["curve_ok"] = False
-                if bad_curves is not None:
-                    bad_curves.append((curve, problem))
+        problem = check_curve_csv(curve, rec.get("model")) if curve.is_file() else None
+        row["curve_ok"] = problem is None  # False: breaks the contract, not drawn (a missing one is just absent)
+        if problem and bad_curves is not None:
+            bad_curves.append((curve, problem))
         rows.append(row)
     return pd.DataFrame(rows), skipped
 

@@ -71,7 +71,7 @@ def make_curve_figure(df: pd.DataFrame, spec):
             curves = []
             usable = runs["curve_ok"] if "curve_ok" in runs else [True] * len(runs)
             for run_dir, seed, ok in zip(runs["run_dir"], runs["seed"], usable):
-                if ok is False:  # broke the curve.csv contract: listed in index.md by the collector
+                if not ok:  # broke the curve.csv contract: listed in index.md by the collector
                     continue
                 try:
                     c = pd.read_csv(Path(run_dir) / "curve.csv")
