@@ -38,6 +38,7 @@ FIELDS = {
     "train_size": (_INT, True),
     "num_inducing": (_INT, True),
     "hyperparameters": (_STR, True),
+    "method": (_STR, True),  # added 2026-11-24; older records lack it (the report derives it)
     "metrics": (_DICT, True),
     "train": (_DICT, True),
     "config": (_DICT, True),

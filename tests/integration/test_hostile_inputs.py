@@ -185,7 +185,7 @@ def out_is_file(ctx):
 
 
 def _point_dir(ctx) -> Path:
-    from dlm_bench.runner import run_dir_for
+    from dlm_bench.run.naming import run_dir_for
 
     return run_dir_for(compose_config([f"results_dir={ctx['tmp']}/res", "seed=0"]))
 
@@ -359,7 +359,7 @@ COMBINATIONS = [  # incompatible choices (dlm_bench/compatibility.py rules), ref
     (["objective=sq_dlm", "model.mean=constant"], "zero mean function"),
     (["model=pac_gp"], "use objective=pac_kl or pac_sqrt"),
     (["objective=pac_kl"], "trains model=pac_gp or pac_sgp"),
-    (["model=pac_gp", "objective=pac_kl", "pac.epsilon=0"], "pac.epsilon must be > 0"),
+    (["model=pac_gp", "objective=pac_kl", "pac.epsilon=0"], "pac.epsilon must be"),
     (["model=pac_gp", "objective=pac_kl", "pac.delta=2"], "pac.delta must be in"),
     (["model=exact_gp", "objective=dlm"], "model=exact_gp trains its own objective"),
 ]
