@@ -100,6 +100,10 @@ def _log(message: str) -> None:
     print(f"dlm-bench: pretrain: {message}", file=sys.stderr, flush=True)
 
 
+class PretrainBusy(TimeoutError):
+    """Another live process held a stage-1 key's lock for longer than the wait limit (one line)."""
+
+
 class CorruptState(Exception):
     """A stored stage-1 state that fails its checksum or does not load (one line: why)."""
 
@@ -205,7 +209,7 @@ class PretrainStore:
                     lock.release()
             now = time.monotonic()
             if now - start > self.wait_s:
-                raise TimeoutError(f"stage-1 model {key} is still locked by another process after {self.wait_s:.0f} s "
+                raise PretrainBusy(f"stage-1 model {key} is still locked by another process after {self.wait_s:.0f} s "
                                    f"(DLM_BENCH_PRETRAIN_WAIT_S); if that process is gone, delete {d / LOCK_NAME}")
             if now >= next_note:
                 _log(self._holder_line(d, key, now - start))

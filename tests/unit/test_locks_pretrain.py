@@ -16,7 +16,7 @@ import torch
 
 from dlm_bench import locks
 from dlm_bench.locks import LOCK_NAME, RunLock, holder, proc_start_time
-from dlm_bench.pretrain import PretrainStore
+from dlm_bench.pretrain import PretrainBusy, PretrainStore
 from dlm_bench.train import TrainResult
 
 linux_proc = pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="needs /proc")
@@ -145,7 +145,7 @@ def test_wait_for_a_live_holder_is_bounded_and_shows_progress(tmp_path, capsys, 
     calls, m = [], linear()
     store = PretrainStore(tmp_path, poll_s=0.05, wait_s=1.0, progress_s=0.3)
     t0 = time.monotonic()
-    with pytest.raises(TimeoutError) as exc:
+    with pytest.raises(PretrainBusy) as exc:
         store.get_or_train("k", m, fit_for(m, calls))
     assert time.monotonic() - t0 < 5 and calls == []
     assert "\n" not in str(exc.value) and "still locked" in str(exc.value) and LOCK_NAME in str(exc.value)
