@@ -23,7 +23,7 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +32,7 @@ import pytest
 
 from dlm_bench.cli import compose_config, main
 from dlm_bench.locks import LOCK_NAME, boot_id, proc_start_time
+from dlm_bench.results_schema import check_curve_csv, check_run_record
 
 HANG_LIMIT_S = 60  # a row still running after this has hung (/dev/zero used to be hashed forever)
 
@@ -370,7 +371,16 @@ CONFIG_ROWS = (
     + [Row(f"type_{k}={v}", ["run", f"{k}={v}", *tiny_without(k)], 2, (words,)) for k, v, words in TYPES]
     + [Row("unknown_" + "_".join(ov), ["run", *ov, *TINY], 2, (words,)) for ov, words in UNKNOWN]
     + [Row("combination_" + "_".join(ov), ["run", *ov, *TINY], 2, (words,)) for ov, words in COMBINATIONS]
-    + [Row("sweep_unknown_experiment", ["sweep", "experiment=nope", R], 2, ("unknown experiment 'nope'",)),
+    + [Row(f"own_loop_{ov[1]}", ["run", *ov, R], 2, (words,)) for ov, words in [
+        (["model=lgm_glm", "lgm.init_var=-1"], "lgm.init_var must be a finite number > 0"),
+        (["model=lgm_glm", "lgm.prior_var=inf"], "lgm.prior_var must be a finite number > 0"),
+        (["model=savigp", "savigp.latent_noise=-1"], "savigp.latent_noise must be a finite number > 0"),
+        (["model=savigp", "savigp.x_scale=nan"], "savigp.x_scale must be a finite number > 0"),
+        (["model=savigp", "savigp.blocks=[]"], "savigp.blocks must name at least one block"),
+        (["model=sggpm", "sggpm.max_folds=0"], "sggpm.max_folds must be an integer >= 1"),
+    ]]
+    + [Row("report_empty_dir", ["report", "{tmp}"], 2, ("no usable run.json",)),
+       Row("sweep_unknown_experiment", ["sweep", "experiment=nope", R], 2, ("unknown experiment 'nope'",)),
        Row("sweep_one_run_dir", ["sweep", "seed=0,1", "run_dir={tmp}/one", R], 2, ("would put every grid point",)),
        Row("sweep_first_point_bad", ["sweep", "objective.beta=-1,1", R], 2, ("objective.beta", POSITIVE)),
        Row("fetch_nothing", ["fetch"], 2, ("name datasets to fetch",)),
@@ -500,6 +510,11 @@ def test_hostile_input(row, fx, sleeper, tmp_path, capsys, monkeypatch):
     for w in row.absent:
         assert w not in text, f"{w!r} in:\n{text}"
     assert "Traceback" not in text and "internal error" not in text, text
+    if row.code == 0 and args[0] == "run":  # what the run wrote passes the checks the report applies
+        (written,) = tmp_path.rglob("run.json")
+        rec = json.loads(written.read_text())
+        assert check_run_record(rec) is None and rec["status"] == "ok"
+        assert check_curve_csv(written.parent / "curve.csv", rec["model"]) is None
     if row.code == 2:
         lines = out.err.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("dlm-bench: error: "), out.err
