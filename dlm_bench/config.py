@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from importlib import resources
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 from hydra.core.config_store import ConfigStore
 
@@ -79,6 +79,9 @@ class DatasetConfig:
     path: Optional[str] = None
     target: Optional[str] = None  # column name (or integer position)
     task: Optional[str] = None  # regression | binary | multiclass | count | ordinal
+    # feature columns to dummy-code even if they hold numbers, e.g. dataset.categorical=[zip,grade]; a column that
+    # mixes numbers and text is refused unless listed here (dlm_bench/data/user.py)
+    categorical: Optional[List[str]] = None
 
 
 @dataclass

@@ -4,23 +4,33 @@ Every beta of a fixed-DLM / fixed sq-DLM grid adopts the same stage-1 model (sam
 stage-1 settings). `PretrainStore.get_or_train` trains it once per key and keeps its state under
 `<results_dir>/_pretrain/<key>/`:
 
-    state.pt    the stage-1 bundle's state_dict (torch.save; bit-identical on load)
-    meta.json   its TrainResult (status, iterations, converged, wall_s, final_loss) and the stage-1 config
+    state.pt         the stage-1 bundle's state_dict (torch.save; bit-identical on load)
+    state.pt.sha256  its sha256 (`sha256sum -c` format), written right after state.pt
+    meta.json        its TrainResult (status, iterations, converged, wall_s, final_loss) and the stage-1 config
 
 The key is a hash of the stage-1 configuration (methods.pretrain_config) without what cannot change it
 (beta, the method's estimator, where results go, progress bars). Concurrent sweeps: the first to need a key
-takes `<key>/.lock` (O_CREAT | O_EXCL, dlm_bench/locks.py; a dead holder's lock is stale and taken over),
-trains, and writes both files atomically (a temporary file, then os.replace; meta.json last, so a key with a
-meta.json is complete); the others wait for meta.json and load it.
+takes `<key>/.lock` (O_CREAT | O_EXCL, dlm_bench/locks.py: a lock whose holder is gone, whose pid was reused or
+which predates a reboot is stale and taken over), trains, and writes the files atomically (a temporary file,
+then os.replace; meta.json last, so a key with a meta.json is complete); the others wait for meta.json and load
+it. The wait is bounded (`wait_s`, default DLM_BENCH_PRETRAIN_WAIT_S or 6 h) and prints a line every
+`progress_s` seconds (DLM_BENCH_PRETRAIN_PROGRESS_S, default 60) naming the lock's holder.
+
+A state.pt that does not match its sha256 (or, stored before the sidecar existed, does not load) is corrupt:
+the process that takes the lock retrains it, overwrites it and says so in one line on stderr.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
+import io
 import json
 import os
+import sys
 import tempfile
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import torch
@@ -41,6 +51,8 @@ def pretrain_key(pre_cfg: DictConfig) -> str:
         d.pop(k, None)
     d.get("trainer", {}).pop("progress", None)
     d.get("trainer", {}).pop("track_every", None)
+    if d.get("dataset", {}).get("categorical", 0) is None:  # added later: keys stay as they were
+        d["dataset"].pop("categorical")
     if d.get("dataset", {}).get("name") == "csv":
         from . import data
 
@@ -66,59 +78,170 @@ def _atomic_write(path: Path, write) -> None:
 
 
 _RESULT_FIELDS = ("status", "error", "iterations", "epochs", "converged", "wall_s", "final_loss")
+DEFAULT_WAIT_S = 6 * 3600.0
+DEFAULT_PROGRESS_S = 60.0
+SIDECAR = ".sha256"
+
+
+def _env_seconds(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    if value in (None, ""):
+        return default
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ValueError(f"{name}={value!r} is not a number of seconds") from None
+    if not seconds > 0 or seconds == float("inf"):
+        raise ValueError(f"{name}={value!r} must be a finite number of seconds > 0")
+    return seconds
+
+
+def _log(message: str) -> None:
+    print(f"dlm-bench: pretrain: {message}", file=sys.stderr, flush=True)
+
+
+class PretrainBusy(TimeoutError):
+    """Another live process held a stage-1 key's lock for longer than the wait limit (one line)."""
+
+
+class CorruptState(Exception):
+    """A stored stage-1 state that fails its checksum or does not load (one line: why)."""
 
 
 class PretrainStore:
-    """Stage-1 states keyed by `pretrain_key`. `trainings` counts the stage-1 models this process trained."""
+    """Stage-1 states keyed by `pretrain_key`. `trainings` counts the stage-1 models this process trained,
+    `rebuilt` the corrupt ones among them."""
 
-    def __init__(self, root: Path | str, poll_s: float = 0.5, timeout_s: float = 7 * 24 * 3600):
+    def __init__(self, root: Path | str, poll_s: float = 0.5, wait_s: float | None = None,
+                 progress_s: float | None = None, timeout_s: float | None = None):
         self.root = Path(root) / STORE_DIR
-        self.poll_s, self.timeout_s = poll_s, timeout_s
+        self.poll_s = poll_s
+        wait = wait_s if wait_s is not None else timeout_s  # timeout_s: the old name
+        self.wait_s = wait if wait is not None else _env_seconds("DLM_BENCH_PRETRAIN_WAIT_S", DEFAULT_WAIT_S)
+        self.progress_s = (progress_s if progress_s is not None
+                           else _env_seconds("DLM_BENCH_PRETRAIN_PROGRESS_S", DEFAULT_PROGRESS_S))
         self.trainings = 0
+        self.rebuilt = 0
 
     def _paths(self, key: str) -> tuple[Path, Path, Path]:
         d = self.root / key
         return d, d / "state.pt", d / "meta.json"
 
     def _load(self, key: str, bundle: torch.nn.Module) -> TrainResult | None:
+        """The stored TrainResult (its state loaded into `bundle`), None if the key is not complete; raises
+        CorruptState (bundle unchanged) when the stored state fails its checksum or does not load."""
         d, state_path, meta_path = self._paths(key)
         try:
             meta = json.loads(meta_path.read_text())
         except (FileNotFoundError, ValueError):
             return None
-        result = TrainResult(**{k: meta[k] for k in _RESULT_FIELDS if k in meta})
+        try:
+            result = TrainResult(**{k: meta[k] for k in _RESULT_FIELDS if k in meta})
+        except (TypeError, AttributeError):
+            raise CorruptState(f"{meta_path} is not a stage-1 record") from None
         if result.status == "ok":
-            state = torch.load(state_path, map_location="cpu", weights_only=True)
-            bundle.load_state_dict(state)
+            state = _read_state(state_path)
+            backup = copy.deepcopy(bundle.state_dict())
+            try:
+                bundle.load_state_dict(state)
+            except (RuntimeError, KeyError, TypeError, ValueError) as err:
+                bundle.load_state_dict(backup)
+                raise CorruptState(f"{state_path} does not fit the stage-1 model ({_first_line(err)})") from None
         return result
+
+    def _holder_line(self, lock_dir: Path, key: str, waited: float) -> str:
+        from .locks import LOCK_NAME, read_lock
+
+        path = lock_dir / LOCK_NAME
+        try:
+            info = read_lock(path)
+            since = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+            who = f"host {info['host']} pid {info['pid']} (since {since})"
+        except (OSError, ValueError, KeyError, TypeError):
+            who = "a process whose lock file is being written"
+        return (f"waiting for stage-1 model {key}: {who} is training it; waited {waited:.0f} s of "
+                f"{self.wait_s:.0f} s (DLM_BENCH_PRETRAIN_WAIT_S)")
 
     def get_or_train(self, key: str, bundle: torch.nn.Module, fit) -> tuple[TrainResult, bool]:
         """(the stage-1 TrainResult, reused?): load the stored state into `bundle`, or train it with `fit()`
         (which trains `bundle` in place and returns its TrainResult) and store it."""
-        from .locks import RunLock
+        from .locks import LOCK_NAME, RunLock
 
         d, state_path, meta_path = self._paths(key)
-        deadline = time.monotonic() + self.timeout_s
+        start = time.monotonic()
+        next_note = start + self.progress_s
         while True:
-            result = self._load(key, bundle)
+            try:
+                result = self._load(key, bundle)
+            except CorruptState:
+                result = None  # rebuilt below by whoever takes the lock
             if result is not None:
                 return result, True
             lock = RunLock(d)
             if lock.acquire():
                 try:
-                    result = self._load(key, bundle)  # finished by another process before we locked
+                    corrupt = None
+                    try:
+                        result = self._load(key, bundle)  # finished (or rebuilt) by another process before we locked
+                    except CorruptState as err:
+                        corrupt = str(err)
                     if result is not None:
                         return result, True
+                    if corrupt:
+                        _log(f"stage-1 model {key} is corrupt ({corrupt}); rebuilding it")
+                        meta_path.unlink(missing_ok=True)  # incomplete until rebuilt
                     result = fit()
                     self.trainings += 1
+                    self.rebuilt += bool(corrupt)
                     if result.status == "ok":
                         state = {k: v.detach().cpu() for k, v in bundle.state_dict().items()}
-                        _atomic_write(state_path, lambda fh: torch.save(state, fh))
+                        buf = io.BytesIO()
+                        torch.save(state, buf)
+                        blob = buf.getvalue()
+                        digest = hashlib.sha256(blob).hexdigest()
+                        _atomic_write(state_path, lambda fh: fh.write(blob))
+                        _atomic_write(_sidecar(state_path),
+                                      lambda fh: fh.write(f"{digest}  {state_path.name}\n".encode()))
                     meta = {k: getattr(result, k) for k in _RESULT_FIELDS}
                     _atomic_write(meta_path, lambda fh: fh.write(json.dumps(meta, indent=1).encode()))
                     return result, False
                 finally:
                     lock.release()
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"stage-1 model {key} is locked by another process ({d / '.lock'})")
+            now = time.monotonic()
+            if now - start > self.wait_s:
+                raise PretrainBusy(f"stage-1 model {key} is still locked by another process after {self.wait_s:.0f} s "
+                                   f"(DLM_BENCH_PRETRAIN_WAIT_S); if that process is gone, delete {d / LOCK_NAME}")
+            if now >= next_note:
+                _log(self._holder_line(d, key, now - start))
+                next_note = now + self.progress_s
             time.sleep(self.poll_s)
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def _sidecar(state_path: Path) -> Path:
+    return state_path.with_name(state_path.name + SIDECAR)
+
+
+def _read_state(state_path: Path) -> dict:
+    """The state dict in state.pt, checked against its sha256 sidecar; CorruptState if it fails. A state stored
+    before sidecars existed is accepted if it loads."""
+    try:
+        blob = state_path.read_bytes()
+    except OSError as err:
+        raise CorruptState(f"{state_path} cannot be read ({err.strerror or err})") from None
+    try:
+        expected = _sidecar(state_path).read_text().split()[0]
+    except FileNotFoundError:
+        expected = None
+    except (OSError, IndexError, ValueError):
+        raise CorruptState(f"{_sidecar(state_path)} is unreadable or empty") from None
+    if expected is not None and hashlib.sha256(blob).hexdigest() != expected.lower():
+        raise CorruptState(f"sha256 of {state_path.name} differs from {_sidecar(state_path).name}")
+    try:
+        return torch.load(io.BytesIO(blob), map_location="cpu", weights_only=True)
+    except Exception as err:  # UnpicklingError, EOFError, RuntimeError, ...: multi-line messages
+        raise CorruptState(f"{state_path.name} does not load: {type(err).__name__}: {_first_line(err)}") from None

@@ -1,9 +1,19 @@
-"""`dataset=csv dataset.path=FILE dataset.target=COL dataset.task=TASK`: the user's own table
-(CSV or parquet). Non-numeric feature columns are dummy-coded (L-1 columns), like the papers'
-categorical features; rows with missing values are rejected with a one-line error."""
+"""`dataset=csv dataset.path=FILE dataset.target=COL dataset.task=TASK [dataset.categorical=[COL,...]]`: the
+user's own table (CSV, TSV or parquet). Text feature columns are dummy-coded (L-1 columns), like the papers'
+categorical features; a numeric column is dummy-coded only when declared in `dataset.categorical`.
+
+Refused with a one-line DatasetError (exit 2), before anything trains: a path that is not a regular file
+(`/dev/zero`, a folder, a FIFO); duplicate column names, or a second column named like the target; a feature
+column that is a copy of the target; a column that mixes numbers and text (one typo must not become hundreds of
+dummy columns) unless declared categorical; missing or infinite values; a constant target; binary labels other
+than two classes in {0, 1}, {-1, 1} or {False, True} (or two text labels); count targets that are negative or
+not integers."""
 
 from __future__ import annotations
 
+import csv
+import os
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -12,23 +22,63 @@ import pandas as pd
 from .registry import TASKS, Dataset, DatasetError
 from .transforms import dummy_code
 
+BINARY_LABELS = ({0.0, 1.0}, {-1.0, 1.0})
+
+
+def _is_parquet(path: Path) -> bool:
+    return path.suffix.lower() in (".parquet", ".pq")
+
+
+def _sep(path: Path) -> str:
+    return "\t" if path.suffix.lower() == ".tsv" else ","
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def regular_file(path_s) -> Path:
+    """dataset.path as a Path, or a DatasetError when it is not an existing regular file (a device such as
+    /dev/zero would be read, and hashed for the run name, forever)."""
+    path = Path(str(path_s)).expanduser()
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise DatasetError(f"dataset.path={path}: no such file") from None
+    except OSError as exc:
+        raise DatasetError(f"dataset.path={path}: cannot be read ({exc.strerror or _first_line(exc)})") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a device, pipe or socket"
+        raise DatasetError(f"dataset.path={path} is {kind}, not a regular file")
+    if not os.access(path, os.R_OK):
+        raise DatasetError(f"dataset.path={path}: permission denied")
+    return path
+
+
+def _header(path: Path) -> list[str]:
+    """The column names as written in the file (pandas renames a duplicate `y` to `y.1`)."""
+    try:
+        with open(path, newline="", encoding="utf-8", errors="replace") as fh:
+            return next(csv.reader(fh, delimiter=_sep(path)), [])
+    except (OSError, csv.Error) as exc:
+        raise DatasetError(f"cannot read {path}: {_first_line(exc)}") from None
+
 
 def _read(path: Path) -> pd.DataFrame:
     try:
-        if path.suffix.lower() in (".parquet", ".pq"):
+        if _is_parquet(path):
             return pd.read_parquet(path)
-        return pd.read_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",")
+        return pd.read_csv(path, sep=_sep(path))
     except (ValueError, OSError, ImportError, pd.errors.ParserError) as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise DatasetError(f"cannot read {path}: {msg}") from None
+        raise DatasetError(f"cannot read {path}: {_first_line(exc)}") from None
 
 
 _SHA_MEMO: dict[tuple, str] = {}
 
 
 def user_file_sha256(path_s) -> str | None:
-    """sha256 of the user's file (part of dataset=csv run names); None if there is no such file.
-    Memoised on (path, size, mtime), as run names are computed several times per run."""
+    """sha256 of the user's file (part of dataset=csv run names); None if there is no such regular file (the
+    load then refuses it). Memoised on (path, size, mtime), as run names are computed several times per run."""
     if not path_s:
         return None
     path = Path(str(path_s)).expanduser()
@@ -36,12 +86,63 @@ def user_file_sha256(path_s) -> str | None:
         st = path.stat()
     except OSError:
         return None
+    if not stat.S_ISREG(st.st_mode):  # /dev/zero, a FIFO: hashing it would never end
+        return None
     key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
     if key not in _SHA_MEMO:
         from .cache import sha256_of
 
-        _SHA_MEMO[key] = sha256_of(path)
+        try:
+            _SHA_MEMO[key] = sha256_of(path)
+        except OSError:  # unreadable: the load says why
+            return None
     return _SHA_MEMO[key]
+
+
+def _declared(cfg) -> list[str]:
+    cats = getattr(cfg, "categorical", None)
+    if cats is None:
+        return []
+    if isinstance(cats, str):
+        cats = [cats]
+    return [str(c) for c in cats]
+
+
+def check_header(names: list[str], target: str, where: str) -> None:
+    """Duplicate column names, or a second column named like the target (differing in case or spaces)."""
+    seen: dict[str, int] = {}
+    for n in names:
+        seen[n.strip()] = seen.get(n.strip(), 0) + 1
+    dups = [n for n, k in seen.items() if k > 1]
+    if dups:
+        what = ", ".join(f"{n!r} ({seen[n]} times)" for n in dups)
+        leak = " (it would leak the target into the inputs)" if target.strip() in dups else ""
+        raise DatasetError(f"{where}: duplicate column name(s) {what}{leak}; rename or drop them")
+    alias = [n for n in names if n != target and n.strip().lower() == target.strip().lower()]
+    if alias:
+        raise DatasetError(f"{where}: column {alias[0]!r} is named like the target {target!r} "
+                           "(it would leak the target into the inputs); rename or drop it")
+
+
+def _numbers(col: pd.Series) -> pd.Series:
+    """The column as float64 (NaN where a cell is not a number); bool stays text-like for the caller."""
+    return pd.to_numeric(col, errors="coerce").astype(np.float64)
+
+
+def _mixed_cell(col: pd.Series) -> tuple[int, str] | None:
+    """(data row, cell) of the first cell that is not a number, in a column that otherwise holds numbers."""
+    if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+        return None
+    num = _numbers(col)
+    if num.notna().sum() == 0:  # all text: a categorical column
+        return None
+    i = int(np.flatnonzero(num.isna().to_numpy())[0])
+    return i + 1, str(col.iloc[i])
+
+
+def _non_finite(values: np.ndarray) -> int | None:
+    bad = np.flatnonzero(~np.isfinite(values))
+    return int(bad[0]) + 1 if bad.size else None
 
 
 def load_user_table(cfg) -> Dataset:
@@ -53,50 +154,127 @@ def load_user_table(cfg) -> Dataset:
     task = str(task)
     if task not in TASKS:
         raise DatasetError(f"dataset.task={task!r} is not one of {', '.join(TASKS)}")
-    path = Path(str(path_s)).expanduser()
-    if not path.is_file():
-        raise DatasetError(f"dataset.path={path}: no such file")
+    path = regular_file(path_s)
+    header = None if _is_parquet(path) else _header(path)
     df = _read(path)
+    names = header if header is not None and len(header) == len(df.columns) else [str(c) for c in df.columns]
     if len(df) == 0:
         raise DatasetError(f"{path.name}: no data rows (only a header)")
     target = str(target)
     if target not in df.columns:
         if target.lstrip("-").isdigit() and -len(df.columns) <= int(target) < len(df.columns):
-            target = df.columns[int(target)]
+            target = str(df.columns[int(target)])
+        elif target in names:  # a duplicated name, renamed by pandas: check_header names it
+            pass
         else:
-            raise DatasetError(f"dataset.target={target!r} is not a column of {path.name}; columns: {', '.join(map(str, df.columns))}")
+            raise DatasetError(f"dataset.target={target!r} is not a column of {path.name}; columns: {', '.join(names)}")
+    check_header(names, target, path.name)
+    declared = _declared(cfg)
+    unknown = [c for c in declared if c not in df.columns]
+    if unknown:
+        raise DatasetError(f"dataset.categorical names {', '.join(map(repr, unknown))}, not a column of {path.name}; "
+                           f"columns: {', '.join(names)}")
+    if target in declared:
+        raise DatasetError(f"dataset.categorical lists the target {target!r}; declare feature columns only")
     if df.isna().any().any():
         bad = [str(c) for c in df.columns if df[c].isna().any()]
         raise DatasetError(f"{path.name}: missing values in column(s) {', '.join(bad)}; clean the file first")
     y_raw = df[target]
     feats = df.drop(columns=[target])
-    blocks, names = [], []
+    blocks, feat_names = [], []
     for col in feats.columns:
-        if pd.api.types.is_numeric_dtype(feats[col]) and not pd.api.types.is_bool_dtype(feats[col]):
-            blocks.append(feats[col].to_numpy(np.float64)[:, None])
-            names.append(str(col))
-        else:
-            d, n = dummy_code(feats[col].astype(str).to_numpy(), prefix=f"{col}=")
+        values = feats[col]
+        if str(col) in declared:
+            d, n = dummy_code(values.astype(str).to_numpy(), prefix=f"{col}=")
             blocks.append(d)
-            names += n
+            feat_names += n
+            continue
+        mixed = _mixed_cell(values)
+        if mixed is not None:
+            raise DatasetError(f"{path.name}: column {col!r} mixes numbers and text ({mixed[1]!r} in data row {mixed[0]}); "
+                               f"fix the cell, or declare the column categorical with dataset.categorical=[{col}]")
+        if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+            x = values.to_numpy(np.float64)
+            row = _non_finite(x)
+            if row is not None:
+                raise DatasetError(f"{path.name}: column {col!r} has a non-finite value ({x[row - 1]}) in data row {row}")
+            blocks.append(x[:, None])
+            feat_names.append(str(col))
+        else:
+            d, n = dummy_code(values.astype(str).to_numpy(), prefix=f"{col}=")
+            blocks.append(d)
+            feat_names += n
     if not blocks:
         raise DatasetError(f"{path.name}: no feature columns besides the target {target!r}")
     X = np.hstack(blocks)
-    if task in ("binary", "multiclass", "ordinal") and not pd.api.types.is_numeric_dtype(y_raw):
+    y = _target(y_raw, target, task, path.name)
+    for col in feats.columns:
+        if str(col) not in declared and pd.api.types.is_numeric_dtype(feats[col]) \
+                and not pd.api.types.is_bool_dtype(feats[col]) and pd.api.types.is_numeric_dtype(y_raw) \
+                and np.array_equal(feats[col].to_numpy(np.float64), y_raw.to_numpy(np.float64)):
+            raise DatasetError(f"{path.name}: column {col!r} is a copy of the target {target!r} "
+                               "(it would leak the target into the inputs); drop it")
+    return Dataset(path.stem, task, X, y, feat_names)
+
+
+def _target(y_raw: pd.Series, target: str, task: str, fname: str) -> np.ndarray:
+    """The target as float64 labels / values, checked for the task."""
+    if task == "binary":
+        return _binary(y_raw, target, fname)
+    if pd.api.types.is_bool_dtype(y_raw):
+        y = y_raw.to_numpy(np.float64)
+    elif task in ("multiclass", "ordinal") and not pd.api.types.is_numeric_dtype(y_raw):
         levels = sorted(y_raw.astype(str).unique())
-        if task == "binary" and len(levels) != 2:
-            raise DatasetError(f"dataset.task=binary but column {target!r} has {len(levels)} distinct values")
         y = y_raw.astype(str).map({v: i for i, v in enumerate(levels)}).to_numpy(np.float64)
     else:
-        try:
-            y = y_raw.to_numpy(np.float64)
-        except (TypeError, ValueError):
-            raise DatasetError(f"column {target!r} is not numeric; task={task} needs numeric targets") from None
-    if task == "binary" and not set(np.unique(y)) <= {0.0, 1.0}:
-        vals = np.unique(y)
-        if len(vals) != 2:
-            raise DatasetError(f"dataset.task=binary but column {target!r} has {len(vals)} distinct values")
-        y = (y == vals[1]).astype(np.float64)  # e.g. {-1, 1} -> {0, 1}
-    if task == "count" and (np.any(y < 0) or np.any(y != np.round(y))):
-        raise DatasetError(f"dataset.task=count but column {target!r} has negative or non-integer values")
-    return Dataset(path.stem, task, X, y, names)
+        num = _numbers(y_raw)
+        if num.isna().any():
+            i = int(np.flatnonzero(num.isna().to_numpy())[0])
+            raise DatasetError(f"{fname}: target column {target!r} is not numeric ({str(y_raw.iloc[i])!r} in data row "
+                               f"{i + 1}); dataset.task={task} needs numbers")
+        y = num.to_numpy()
+    row = _non_finite(y)
+    if row is not None:
+        raise DatasetError(f"{fname}: target column {target!r} has a non-finite value ({y[row - 1]}) in data row {row}")
+    values = np.unique(y)
+    if values.size < 2:
+        raise DatasetError(f"{fname}: target column {target!r} is constant (every row is {values[0]:g}); nothing to learn")
+    if task == "count":
+        bad = np.flatnonzero((y < 0) | (y != np.round(y)))
+        if bad.size:
+            raise DatasetError(f"{fname}: dataset.task=count but target column {target!r} has negative or non-integer "
+                               f"values ({y[bad[0]]:g} in data row {bad[0] + 1})")
+    return y
+
+
+def _binary(y_raw: pd.Series, target: str, fname: str) -> np.ndarray:
+    """Binary labels -> {0, 1}: numbers must be {0, 1} or {-1, 1}, booleans {False, True}; text labels must be
+    exactly two distinct values ('true'/'false' in any case are booleans; others map to 0, 1 in sorted order)."""
+    if pd.api.types.is_bool_dtype(y_raw):
+        y = y_raw.to_numpy(np.float64)
+    elif pd.api.types.is_numeric_dtype(y_raw):
+        y = y_raw.to_numpy(np.float64)
+    else:
+        text = y_raw.astype(str).str.strip()
+        if set(text.str.lower()) <= {"true", "false"}:
+            y = (text.str.lower() == "true").to_numpy(np.float64)
+        elif _numbers(y_raw).notna().any():
+            num = _numbers(y_raw)
+            i = int(np.flatnonzero(num.isna().to_numpy())[0])
+            raise DatasetError(f"{fname}: target column {target!r} mixes numbers and text ({str(y_raw.iloc[i])!r} in "
+                               f"data row {i + 1}); dataset.task=binary needs two classes")
+        else:
+            levels = sorted(text.unique())
+            if len(levels) != 2:
+                raise DatasetError(f"{fname}: dataset.task=binary needs two classes but target column {target!r} has "
+                                   f"{len(levels)} distinct values ({', '.join(levels[:5])}{', ...' if len(levels) > 5 else ''})")
+            return (text == levels[1]).to_numpy(np.float64)
+    values = sorted(set(np.unique(y).tolist()))
+    shown = ", ".join(f"{v:g}" for v in values[:5]) + (", ..." if len(values) > 5 else "")
+    if len(values) != 2:
+        raise DatasetError(f"{fname}: dataset.task=binary needs two classes but target column {target!r} has "
+                           f"{len(values)} distinct value(s) ({shown})")
+    if set(values) not in BINARY_LABELS:
+        raise DatasetError(f"{fname}: dataset.task=binary needs labels {{0, 1}}, {{-1, 1}} or {{False, True}}; "
+                           f"target column {target!r} has {{{shown}}}")
+    return (y == 1.0).astype(np.float64)  # {-1, 1} -> {0, 1}

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .collect import collect_runs
+from .collect import ReportError, check_input, collect_runs
 from .figures import make_curve_figure, make_figure, make_predictive_figure, make_sweep_figure
 from .specs import CurveSpec, ExternalSpec, FigureSpec, PredictiveSpec, SweepFigureSpec, TableSpec, specs_for
 from .tables import SERIES, apply_methods, fmt_cell, mean_se, pivot_for_markdown, to_markdown
@@ -55,20 +57,53 @@ def compare_with_reference(tidy: pd.DataFrame, by: list[str], reference: dict) -
     return f"{(out['flag'] != '').sum()} of {len(out)} differ by more than 2 combined standard errors\n\n" + to_markdown(out)
 
 
-def build_report(dirs, out: Path, paper: str | None = None) -> dict:
+def writable_out(out: Path) -> Path:
+    """Create `out` and write a probe file there, or raise a one-line ReportError (a read-only filesystem, a
+    file in the way, no permission): found before any run is read."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    df, skipped = collect_runs(dirs)
+    if out.exists() and not out.is_dir():
+        raise ReportError(f"cannot write the report to {out}: it is a file, not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=out, prefix=".write-probe.")
+        try:
+            os.write(fd, b"x")
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as err:
+        raise ReportError(f"cannot write the report to {out}: {err.strerror or err}") from None
+    return out
+
+
+def build_report(dirs, out: Path, paper: str | None = None) -> dict:
+    """The report of `dirs` under `out`; a ReportError (one line) when an input cannot be read or `out` cannot
+    be written (checked first, and again for every file written)."""
+    for d in dirs:
+        check_input(d)
+    out = writable_out(out)
+    try:
+        return _build(dirs, out, paper)
+    except ReportError:
+        raise
+    except OSError as err:  # disk full, read-only remount, ... while writing
+        where = err.filename or out
+        raise ReportError(f"cannot write the report to {out}: {err.strerror or err} ({where})") from None
+
+
+def _build(dirs, out: Path, paper: str | None) -> dict:
+    bad_curves: list = []
+    df, skipped = collect_runs(dirs, bad_curves)
     if df.empty:
         extra = f" ({len(skipped)} unusable run.json skipped, e.g. {skipped[0][0]}: {skipped[0][1]})" if skipped else ""
-        raise FileNotFoundError(f"no usable run.json under {', '.join(map(str, dirs))}{extra}")
+        raise ReportError(f"no usable run.json under {', '.join(map(str, dirs))}{extra}")
     if paper:
         df = df[df["paper"] == paper]
         if df.empty:
-            raise FileNotFoundError(f"no runs of paper {paper!r} under {', '.join(map(str, dirs))}")
+            raise ReportError(f"no runs of paper {paper!r} under {', '.join(map(str, dirs))}")
     df.to_parquet(out / "results.parquet", index=False)
     made = {"results": [out / "results.parquet"], "tables": [], "figures": [], "missing": [], "skipped": skipped,
-            "not_drawn": []}
+            "skipped_curves": bad_curves, "not_drawn": []}
     counts = df["status"].value_counts().to_dict()
     for experiment, sub in df.groupby("experiment", sort=True):
         specs = specs_for(experiment, sub)
@@ -126,6 +161,8 @@ def build_report(dirs, out: Path, paper: str | None = None) -> dict:
     lines += [f"- {m}" for m in made["missing"]] or ["none"]
     lines += ["", "## Skipped run.json files", ""]
     lines += [f"- {path}: {why}" for path, why in skipped] or ["none"]
+    lines += ["", "## Skipped curve.csv files", "", "(their runs are in the tables; their curves are not drawn)", ""]
+    lines += [f"- {path}: {why}" for path, why in bad_curves] or ["none"]
     (out / "index.md").write_text("\n".join(lines) + "\n")
     made["index"] = out / "index.md"
     made["runs"] = len(df)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import pandas as pd
 
 from ..labels import record_method, record_variant
+from ..results_schema import REQUIRED, check_curve_csv, check_run_record  # noqa: F401 (REQUIRED re-exported)
 
 NESTED = ("metrics", "train", "config", "env")
 # Settings copied from run.json's config into columns (dotted path -> column), when present: what a report
@@ -16,14 +19,52 @@ CONFIG_COLUMNS = {"pac.epsilon": "epsilon", "pac.loss": "pac_loss", "pac.grid_L"
                   "pac.round_digits": "round_digits", "model.ard": "ard"}
 
 
-def find_run_files(dirs) -> list[Path]:
+class ReportError(FileNotFoundError):
+    """An input the report cannot read or an output it cannot write: one line, exit 2. (A FileNotFoundError so
+    that `dlm-bench report` prints it as its other one-line errors.)"""
+
+
+def check_input(d) -> Path:
+    """A results directory (or a run.json) given to `dlm-bench report`, or a ReportError saying why not."""
+    path = Path(d)
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise ReportError(f"no such results directory: {d}") from None
+    except OSError as err:
+        raise ReportError(f"cannot read results directory {d}: {err.strerror or err}") from None
+    if stat.S_ISDIR(st.st_mode):
+        if not os.access(path, os.R_OK | os.X_OK):
+            raise ReportError(f"cannot read results directory {d}: permission denied")
+        try:
+            with os.scandir(path):
+                pass
+        except OSError as err:
+            raise ReportError(f"cannot read results directory {d}: {err.strerror or err}") from None
+        return path
+    if stat.S_ISREG(st.st_mode) and path.name == "run.json":
+        return path
+    raise ReportError(f"{d} is not a results directory (nor a run.json)")
+
+
+def find_run_files(dirs, problems: list | None = None) -> list[Path]:
+    """Every run.json under `dirs` (not under _hydra/). Sub-folders that cannot be listed go to `problems` as
+    (path, reason)."""
     files = []
+
+    def unreadable(err: OSError) -> None:
+        if problems is not None:
+            problems.append((Path(err.filename or "?"), f"folder not readable ({err.strerror or err})"))
+
     for d in dirs:
         d = Path(d)
         if d.is_file() and d.name == "run.json":
             files.append(d)
         elif d.is_dir():
-            files.extend(p for p in d.rglob("run.json") if "_hydra" not in p.parts)
+            for root, subdirs, names in os.walk(d, onerror=unreadable):
+                subdirs[:] = sorted(s for s in subdirs if s != "_hydra")
+                if "run.json" in names:
+                    files.append(Path(root) / "run.json")
     return sorted(set(files))
 
 
@@ -63,25 +104,22 @@ def flatten(rec: dict, path: Path) -> dict:
     return row
 
 
-# what a record needs for the report to group it; anything less is skipped (and named in index.md)
-REQUIRED = ("status", "experiment", "dataset", "model", "objective", "seed")
-
-
 def check_record(rec) -> str | None:
-    """Why `rec` (a parsed run.json) cannot be reported, or None if it can."""
-    if not isinstance(rec, dict):
-        return f"not a JSON object ({type(rec).__name__})"
-    missing = [k for k in REQUIRED if rec.get(k) is None]
-    if missing:
-        return "empty record" if not rec else f"missing {', '.join(missing)}"
-    return None
+    """Why `rec` (a parsed run.json) cannot be reported, or None if it can (results_schema.check_run_record)."""
+    return check_run_record(rec)
 
 
-def collect_runs(dirs) -> tuple[pd.DataFrame, list[tuple[Path, str]]]:
-    """(one row per usable run.json, [(path, reason)] for the ones skipped: truncated, [], null, {}, ...)."""
+def collect_runs(dirs, bad_curves: list | None = None) -> tuple[pd.DataFrame, list[tuple[Path, str]]]:
+    """(one row per usable run.json, [(path, reason)] for the ones skipped: truncated, [], null, {}, fields of the
+    wrong type, ...). A usable run's curve.csv that breaks the contract goes to `bad_curves` as (path, reason)
+    (the run itself is kept; its curve is not drawn); a missing curve.csv is not listed (archives hold run.json
+    only)."""
     rows, skipped = [], []
-    for path in find_run_files(dirs):
+    for path in find_run_files(dirs, skipped):
         try:
+            if not path.is_file():  # a FIFO named run.json would block the read forever
+                skipped.append((path, "not a regular file"))
+                continue
             rec = json.loads(path.read_text())
         except OSError as err:
             skipped.append((path, f"unreadable ({err.strerror or err})"))
@@ -93,7 +131,13 @@ def collect_runs(dirs) -> tuple[pd.DataFrame, list[tuple[Path, str]]]:
         if why:
             skipped.append((path, why))
             continue
-        rows.append(flatten(rec, path))
+        row = flatten(rec, path)
+        curve = path.parent / "curve.csv"
+        problem = check_curve_csv(curve, rec.get("model")) if curve.is_file() else None
+        row["curve_ok"] = problem is None  # False: breaks the contract, not drawn (a missing one is just absent)
+        if problem and bad_curves is not None:
+            bad_curves.append((curve, problem))
+        rows.append(row)
     return pd.DataFrame(rows), skipped
 
 

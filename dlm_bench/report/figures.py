@@ -69,13 +69,17 @@ def make_curve_figure(df: pd.DataFrame, spec):
         for label in series:
             runs = data[(data["dataset"] == ds) & (data[SERIES] == label)]
             curves = []
-            for run_dir, seed in zip(runs["run_dir"], runs["seed"]):
+            usable = runs["curve_ok"] if "curve_ok" in runs else [True] * len(runs)
+            for run_dir, seed, ok in zip(runs["run_dir"], runs["seed"], usable):
+                if not ok:  # broke the curve.csv contract: listed in index.md by the collector
+                    continue
                 try:
                     c = pd.read_csv(Path(run_dir) / "curve.csv")
                 except (OSError, ValueError):
                     continue
-                if spec.metric in c:
-                    curves.append(c[[spec.x, spec.metric]].dropna().assign(seed=seed))
+                if spec.metric in c and spec.x in c:
+                    xy = c[[spec.x, spec.metric]].apply(pd.to_numeric, errors="coerce").dropna()
+                    curves.append(xy.assign(seed=seed))
             if not curves:
                 continue
             agg = mean_se(pd.concat(curves), [spec.x], (spec.metric,)).sort_values(spec.x)

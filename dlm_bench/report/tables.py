@@ -20,6 +20,9 @@ def apply_methods(df: pd.DataFrame, methods: tuple[MethodSpec, ...], extra_group
     for m in methods:
         rows = ok
         for col, val in m.where:
+            if col not in rows:  # a setting no collected run.json has (written before it existed): no match
+                rows = rows.iloc[0:0]
+                break
             rows = rows[np.isclose(rows[col], val)] if isinstance(val, float) else rows[rows[col] == val]
         if m.select_by:
             group = tuple(dict.fromkeys(("dataset", "train_size", "seed") + extra_group))

@@ -18,6 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from ..results_schema import check_curve_csv  # noqa: E402
 
 from ..labels import record_variant  # noqa: E402
 
@@ -43,7 +44,7 @@ def collect(root) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
             p["variant"], p["sf"], p["seed"] = row["variant"], sf, row["seed"]
             points.append(p)
         cc = rj.parent / "curve.csv"
-        if cc.is_file():
+        if cc.is_file() and check_curve_csv(cc, "savigp") is None:  # a broken one is listed by report/collect.py
             curves[(row["variant"], sf, row["seed"])] = pd.read_csv(cc)
     return pd.DataFrame(runs), (pd.concat(points, ignore_index=True) if points else pd.DataFrame()), curves
 
@@ -121,7 +122,7 @@ def time_curves(curves: dict, title: str):
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
     for key, c in curves.items():
         for ax, m in zip(axes, ("test_err", "test_nlp")):
-            if m in c:
+            if m in c and "wall_s" in c:
                 ax.plot(c["wall_s"], c[m], marker=".", label=f"{key[0]} SF={key[1]:g} seed {key[2]}")
     axes[0].set_ylabel("test error rate")
     axes[1].set_ylabel("test NLP")

@@ -129,7 +129,7 @@ def test_pretrain_store_concurrent_callers_train_once(tmp_path):
     assert len(calls) == 1
     assert sorted(r[1] for r in out) == [False, True] and all(r[0].iterations == 7 for r in out)
     assert all(torch.equal(m.weight, torch.full((1, 2), 1.5, dtype=torch.float64)) for m in mods)
-    assert sorted(p.name for p in (tmp_path / "_pretrain" / "k").iterdir()) == ["meta.json", "state.pt"]
+    assert sorted(p.name for p in (tmp_path / "_pretrain" / "k").iterdir()) == ["meta.json", "state.pt", "state.pt.sha256"]
 
 
 def test_pretrain_key_ignores_beta_and_estimator_but_not_the_data():

@@ -56,3 +56,33 @@ def test_user_errors_are_one_line(table, kw, match):
     with pytest.raises(DatasetError, match=match) as e:
         load_from_config(cfg(**kw))
     assert "\n" not in str(e.value)
+
+
+def test_declared_categorical_dummy_codes_numbers_and_accepts_text(tmp_path):
+    df = pd.DataFrame({"zip": [10, 20, 30, 10, 20, 30], "a": ["1", "2", "x", "4", "5", "6"],
+                       "y": [0.5, 1.5, 2.5, 3.5, 4.5, 5.5]})
+    df.to_csv(tmp_path / "t.csv", index=False)
+    ds = load_from_config(cfg(path=str(tmp_path / "t.csv"), target="y", task="regression", categorical=["zip", "a"]))
+    # by hand: zip levels 10 < 20 < 30 (first is the zero code), a's levels sorted as text: 1 2 4 5 6 x
+    assert ds.feature_names == ["zip=20", "zip=30", "a=2", "a=4", "a=5", "a=6", "a=x"]
+    np.testing.assert_array_equal(ds.X[:, 0], [0, 1, 0, 0, 1, 0])
+    with pytest.raises(DatasetError, match=r"column 'a' mixes numbers and text \('x' in data row 3\)"):
+        load_from_config(cfg(path=str(tmp_path / "t.csv"), target="y", task="regression", categorical=["zip"]))
+
+
+def test_parquet_is_checked_like_csv(tmp_path):
+    df = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "b": [0.5, 0.5, 0.5, 0.5], "y": [2.0, 2.0, 2.0, 2.0]})
+    df.to_parquet(tmp_path / "t.parquet")
+    with pytest.raises(DatasetError, match="target column 'y' is constant"):
+        load_from_config(cfg(path=str(tmp_path / "t.parquet"), target="y", task="regression"))
+    df.assign(y=[0, 1, 1, 0], c=[0, 1, 1, 0]).to_parquet(tmp_path / "leak.parquet")
+    with pytest.raises(DatasetError, match="column 'c' is a copy of the target 'y'"):
+        load_from_config(cfg(path=str(tmp_path / "leak.parquet"), target="y", task="binary"))
+
+
+@pytest.mark.parametrize("labels,expected", [([-1, 1, 1, -1], [0, 1, 1, 0]), ([True, False, True, True], [1, 0, 1, 1]),
+                                             (["TRUE", "false", "True", "False"], [1, 0, 1, 0])])
+def test_binary_labels_accepted_and_mapped_to_0_1(tmp_path, labels, expected):
+    pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "y": labels}).to_csv(tmp_path / "t.csv", index=False)
+    ds = load_from_config(cfg(path=str(tmp_path / "t.csv"), target="y", task="binary"))
+    np.testing.assert_array_equal(ds.y, expected)

@@ -1,0 +1,525 @@
+"""Hostile inputs, table-driven (issue 27): each row is a command line, the exit code it must end with and words
+its output must (and must not) contain. The CLI runs in-process (dlm_bench.cli.main), so the whole table costs
+seconds, not a Python start-up per row.
+
+For exit 2 the output must be one line on stderr, `dlm-bench: error: ...`, without a traceback or "internal
+error", and a `run` must have written no run.json (refused before anything trained). Rows:
+* data: dataset=csv files that would silently corrupt a benchmark (the target leaking into the inputs, one typo
+  making hundreds of dummy columns, nothing to learn, labels of the wrong kind, a device as the path);
+* config: values outside their domain, unknown keys and options, conflicting or incompatible choices;
+* report: run.json / curve.csv files breaking the results contract (skipped and listed in index.md; the report
+  goes on), unreadable inputs and unwritable --out (exit 2);
+* locks: a sweep's view of a run lock whose pid is dead, reused or from before a reboot (stale: the point is
+  `new`) or alive (`running elsewhere`).
+A few rows are positive controls: valid inputs that must still run (exit 0).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dlm_bench.cli import compose_config, main
+from dlm_bench.locks import LOCK_NAME, boot_id, proc_start_time
+from dlm_bench.results_schema import check_curve_csv, check_run_record
+
+HANG_LIMIT_S = 60  # a row still running after this has hung (/dev/zero used to be hashed forever)
+
+
+@dataclass
+class Row:
+    id: str
+    args: list[str]
+    code: int
+    words: tuple[str, ...] = ()
+    absent: tuple[str, ...] = ()
+    setup: object = None  # setup(ctx) before the command: writes the files the row needs
+
+
+# --- fixtures: the files the rows read ------------------------------------------------------------------------
+
+
+def _regression(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    a, b = rng.uniform(-2, 2, n), rng.uniform(-2, 2, n)
+    return pd.DataFrame({"a": a, "b": b, "y": np.sin(2 * a) + 0.5 * b + 0.1 * rng.normal(size=n)})
+
+
+def _write(fx: Path, name: str, text: str) -> None:
+    (fx / name).write_text(text)
+
+
+def _csv(df: pd.DataFrame) -> str:
+    return df.to_csv(index=False)
+
+
+def make_tables(fx: Path) -> None:
+    base = _regression()
+    rng = np.random.default_rng(1)
+    _write(fx, "good.csv", _csv(base))
+    lines = _csv(base).splitlines()
+    _write(fx, "dup_target.csv", "a,b,y,y\n" + "\n".join(f"{ln},{ln.split(',')[-1]}" for ln in lines[1:]) + "\n")
+    _write(fx, "dup_feature.csv", "a,a,y\n" + "\n".join(lines[1:]) + "\n")
+    _write(fx, "alias_target.csv", "a,Y,y\n" + "\n".join(lines[1:]) + "\n")
+    _write(fx, "space_target.csv", "a, y,y\n" + "\n".join(lines[1:]) + "\n")
+    _write(fx, "copy_target.csv", _csv(base.assign(b=base["y"])))
+    typo = base.astype(object)
+    typo.loc[16, "a"] = "abc"
+    _write(fx, "typo_feature.csv", _csv(typo))
+    typo_y = base.astype(object)
+    typo_y.loc[5, "y"] = "abc"
+    _write(fx, "typo_target.csv", _csv(typo_y))
+    _write(fx, "inf_feature.csv", _csv(base.assign(a=np.where(np.arange(40) == 3, np.inf, base["a"]))))
+    _write(fx, "ninf_feature.csv", _csv(base.assign(b=np.where(np.arange(40) == 7, -np.inf, base["b"]))))
+    _write(fx, "inf_target.csv", _csv(base.assign(y=np.where(np.arange(40) == 2, np.inf, base["y"]))))
+    _write(fx, "const_target.csv", _csv(base.assign(y=3.0)))
+    _write(fx, "missing.csv", "a,b,y\n1,2,3\n,2,3\n4,5,6\n")
+    _write(fx, "nan_target.csv", "a,b,y\n1,2,3\n2,2,nan\n4,5,6\n")
+    _write(fx, "header_only.csv", "a,b,y\n")
+    _write(fx, "empty.csv", "")
+    _write(fx, "target_only.csv", "y\n1\n2\n3\n")
+    for name, labels in {"bin01": [0, 1], "binpm": [-1, 1], "bin_one": [1], "bin_half": [0, 0.5], "bin_25": [2, 5],
+                         "bin_three": [0, 1, 2], "bin_text3": ["a", "b", "c"], "bin_mixed": [0, 1, "x"],
+                         "bin_bool": [True, False], "bin_truefalse_text": ["true", "FALSE"],
+                         "count_neg": [-1, 0, 2], "count_frac": [0, 1.5, 2], "count_const": [4],
+                         "count_ok": [0, 1, 2, 5], "bin_all_true": [True]}.items():
+        y = [labels[i % len(labels)] for i in range(40)]
+        rng.shuffle(y)
+        _write(fx, f"{name}.csv", _csv(base.assign(y=y)))
+    _write(fx, "dup_target.tsv", "a\tb\ty\ty\n" + "\n".join("\t".join(ln.split(",") + [ln.split(",")[-1]])
+                                                           for ln in lines[1:]) + "\n")
+    cat = base.assign(colour=[["red", "green", "blue"][i % 3] for i in range(40)])
+    _write(fx, "text_feature.csv", _csv(cat))  # an all-text column: dummy-coded, as documented
+    zip_codes = base.assign(zip=[[1010, 2020, 3030][i % 3] for i in range(40)])
+    _write(fx, "zip.csv", _csv(zip_codes))
+    (fx / "folder").mkdir()
+
+
+# --- report fixtures ----------------------------------------------------------------------------------------
+
+
+def record(**kw) -> dict:
+    """A run.json that follows the results contract (docs/results.md)."""
+    rec = {"schema": 1, "status": "ok", "error": None, "paper": "dlm", "experiment": "hostile", "dataset": "boston",
+           "task": "regression", "model": "svgp", "objective": "elbo", "estimator": "exact", "likelihood": "gaussian",
+           "beta": 1.0, "seed": 0, "split": "dlm_regression", "train_size": 100, "num_inducing": 10,
+           "hyperparameters": "joint", "metrics": {"test_nll": 0.5, "test_mse": 0.2},
+           "train": {"iterations": 10, "wall_s": 1.0}, "config": {"model": {"name": "svgp"}}, "env": {"git": "x"}}
+    rec.update(kw)
+    return rec
+
+
+def write_run(root: Path, name: str, rec, curve: str | None = None) -> Path:
+    d = root / "hostile" / name
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "run.json").write_text(rec if isinstance(rec, str) else json.dumps(rec))
+    if curve is not None:
+        (d / "curve.csv").write_text(curve)
+    return d
+
+
+def two_good_runs(ctx) -> Path:
+    root = ctx["tmp"] / "res"
+    for seed in (0, 1):
+        write_run(root, f"good{seed}", record(seed=seed, metrics={"test_nll": 0.5 + seed, "test_mse": 0.2}),
+                  "iteration,wall_s,loss\n1,0.1,3.0\n2,0.2,2.5\n")
+    return root
+
+
+def bad_run(**fields):
+    def setup(ctx):
+        write_run(two_good_runs(ctx), "bad", record(**fields))
+    return setup
+
+
+def bad_run_text(text):
+    def setup(ctx):
+        write_run(two_good_runs(ctx), "bad", text)
+    return setup
+
+
+def dropped_field(key):
+    def setup(ctx):
+        rec = record()
+        del rec[key]
+        write_run(two_good_runs(ctx), "bad", rec)
+    return setup
+
+
+def curve_runs(bad_curve: str):
+    """Learning-curve runs (dlm_supp_fig15 draws curve.csv): seed 0 good, seed 1 with `bad_curve`."""
+    def setup(ctx):
+        root = ctx["tmp"] / "res"
+        for seed, curve in ((0, "iteration,wall_s,loss,test_nll\n1,0.1,3,0.9\n2,0.2,2.5,0.8\n"), (1, bad_curve)):
+            write_run(root, f"curve{seed}", record(experiment="dlm_supp_fig15", objective="dlm", beta=0.1, seed=seed,
+                                                   metrics={"test_nll": 0.8, "test_mse": 0.2}), curve)
+    return setup
+
+
+def fifo_run(ctx):
+    root = two_good_runs(ctx)
+    (root / "hostile" / "fifo").mkdir()
+    os.mkfifo(root / "hostile" / "fifo" / "run.json")
+
+
+def only_bad(ctx):
+    write_run(ctx["tmp"] / "res", "bad", record(seed="abc"))
+
+
+def out_is_file(ctx):
+    two_good_runs(ctx)
+    (ctx["tmp"] / "taken").write_text("x")
+
+
+# --- lock fixtures ------------------------------------------------------------------------------------------
+
+
+def _point_dir(ctx) -> Path:
+    from dlm_bench.run.naming import run_dir_for
+
+    return run_dir_for(compose_config([f"results_dir={ctx['tmp']}/res", "seed=0"]))
+
+
+def lock(**change):
+    """A .lock in the run dir of the sweep point `seed=0`, naming the live helper process (then `change`d)."""
+    def setup(ctx):
+        pid = ctx["sleeper"]
+        info = {"host": socket.gethostname(), "pid": pid, "start": proc_start_time(pid), "boot": boot_id()}
+        info.update(change)
+        if info["pid"] == "dead":
+            p = subprocess.Popen([sys.executable, "-c", "pass"])
+            p.wait()
+            info["pid"] = p.pid
+        d = _point_dir(ctx)
+        d.mkdir(parents=True)
+        (d / LOCK_NAME).write_text(json.dumps({k: v for k, v in info.items() if v is not None}))
+    return setup
+
+
+def garbled_lock(age_s):
+    def setup(ctx):
+        d = _point_dir(ctx)
+        d.mkdir(parents=True)
+        (d / LOCK_NAME).write_text("{not json")
+        t = time.time() - age_s
+        os.utime(d / LOCK_NAME, (t, t))
+    return setup
+
+
+# --- the table ----------------------------------------------------------------------------------------------
+
+R = "results_dir={tmp}/res"
+TINY = ["trainer.max_iters=2", "trainer.progress=off", "model.num_inducing=5", R]
+
+
+def csv_run(file, *extra, task="regression", target="y"):
+    protocol = [] if task == "regression" else ["protocol=dlm_classification", "protocol.test_size=10"]
+    return ["run", "dataset=csv", f"dataset.path={{fx}}/{file}", f"dataset.target={target}", f"dataset.task={task}",
+            *protocol, *extra, *TINY]
+
+
+def tiny_without(key):
+    """TINY, less the setting a row is about (a later override would win)."""
+    return [a for a in TINY if a.partition("=")[0] != key]
+
+
+NOT_REGULAR = "not a regular file"
+LEAK = "leak the target into the inputs"
+BINARY = "needs labels {0, 1}, {-1, 1} or {False, True}"
+
+DATA_ROWS = [
+    Row("dev_zero", csv_run("x.csv")[:2] + ["dataset.path=/dev/zero", "dataset.target=y", "dataset.task=regression"]
+        + TINY, 2, ("/dev/zero", NOT_REGULAR)),
+    Row("dev_null", ["run", "dataset=csv", "dataset.path=/dev/null", "dataset.target=y", "dataset.task=regression",
+                     *TINY], 2, ("/dev/null", NOT_REGULAR)),
+    Row("folder", csv_run("folder"), 2, ("a folder", NOT_REGULAR)),
+    Row("fifo", [a.replace("{fx}", "{tmp}") for a in csv_run("fifo.csv")], 2, (NOT_REGULAR,),
+        setup=lambda ctx: os.mkfifo(ctx["tmp"] / "fifo.csv")),
+    Row("no_such_file", csv_run("nope.csv"), 2, ("no such file",)),
+    Row("dup_target", csv_run("dup_target.csv"), 2, ("duplicate column", "'y' (2 times)", LEAK)),
+    Row("dup_target_tsv", csv_run("dup_target.tsv"), 2, ("duplicate column", "'y' (2 times)")),
+    Row("dup_feature", csv_run("dup_feature.csv"), 2, ("duplicate column", "'a' (2 times)")),
+    Row("alias_target_case", csv_run("alias_target.csv"), 2, ("'Y' is named like the target 'y'", LEAK)),
+    Row("alias_target_space", csv_run("space_target.csv"), 2, ("duplicate column", "'y' (2 times)", LEAK)),
+    Row("copy_of_target", csv_run("copy_target.csv"), 2, ("column 'b' is a copy of the target 'y'", LEAK)),
+    Row("typo_feature", csv_run("typo_feature.csv"), 2, ("column 'a' mixes numbers and text", "'abc'", "data row 17",
+                                                         "dataset.categorical=[a]")),
+    Row("typo_target", csv_run("typo_target.csv"), 2, ("target column 'y' is not numeric", "'abc'", "data row 6")),
+    Row("inf_feature", csv_run("inf_feature.csv"), 2, ("column 'a' has a non-finite value", "data row 4")),
+    Row("ninf_feature", csv_run("ninf_feature.csv"), 2, ("column 'b' has a non-finite value (-inf)", "data row 8")),
+    Row("inf_target", csv_run("inf_target.csv"), 2, ("target column 'y' has a non-finite value", "data row 3")),
+    Row("constant_target", csv_run("const_target.csv"), 2, ("target column 'y' is constant", "every row is 3")),
+    Row("missing_cell", csv_run("missing.csv"), 2, ("missing values in column(s) a",)),
+    Row("nan_target", csv_run("nan_target.csv"), 2, ("missing values in column(s) y",)),
+    Row("header_only", csv_run("header_only.csv"), 2, ("no data rows",)),
+    Row("empty_file", csv_run("empty.csv"), 2, ("cannot read",)),
+    Row("target_only", csv_run("target_only.csv"), 2, ("no feature columns",)),
+    Row("target_not_a_column", csv_run("good.csv", target="price"), 2, ("dataset.target='price' is not a column",)),
+    Row("task_unknown", csv_run("good.csv", task="ranking"), 2, ("ranking",)),
+    Row("no_target", ["run", "dataset=csv", "dataset.path={fx}/good.csv", *TINY], 2, ("needs dataset.path",)),
+    Row("categorical_unknown", csv_run("good.csv", "dataset.categorical=[c]"), 2,
+        ("dataset.categorical names 'c'", "not a column")),
+    Row("categorical_target", csv_run("good.csv", "dataset.categorical=[y]"), 2, ("dataset.categorical lists the target",)),
+    Row("binary_one_class", csv_run("bin_one.csv", task="binary"), 2, ("needs two classes", "1 distinct value(s) (1)")),
+    Row("binary_0_half", csv_run("bin_half.csv", task="binary"), 2, (BINARY, "{0, 0.5}")),
+    Row("binary_2_5", csv_run("bin_25.csv", task="binary"), 2, (BINARY, "{2, 5}")),
+    Row("binary_three", csv_run("bin_three.csv", task="binary"), 2, ("needs two classes", "3 distinct value(s)")),
+    Row("binary_text_three", csv_run("bin_text3.csv", task="binary"), 2, ("needs two classes", "3 distinct values")),
+    Row("binary_mixed", csv_run("bin_mixed.csv", task="binary"), 2, ("mixes numbers and text", "'x'")),
+    Row("count_negative", csv_run("count_neg.csv", task="count"), 2, ("negative or non-integer", "-1")),
+    Row("count_fraction", csv_run("count_frac.csv", task="count"), 2, ("negative or non-integer", "1.5")),
+    Row("count_constant", csv_run("count_const.csv", task="count"), 2, ("target column 'y' is constant",)),
+    Row("binary_all_true", csv_run("bin_all_true.csv", task="binary"), 2, ("needs two classes", "1 distinct value(s) (1)")),
+    # positive controls: valid tables still train (two iterations)
+    Row("ok_regression", csv_run("good.csv"), 0, ("status=ok",)),
+    Row("ok_declared_categorical", csv_run("typo_feature.csv", "dataset.categorical=[a]"), 0, ("status=ok",)),
+    Row("ok_numeric_declared_categorical", csv_run("zip.csv", "dataset.categorical=[zip]"), 0, ("status=ok",)),
+    Row("ok_text_feature", csv_run("text_feature.csv"), 0, ("status=ok",)),
+    Row("ok_binary_pm1", csv_run("binpm.csv", task="binary"), 0, ("status=ok",)),
+    Row("ok_binary_bool", csv_run("bin_bool.csv", task="binary"), 0, ("status=ok",)),
+    Row("ok_binary_true_false_text", csv_run("bin_truefalse_text.csv", task="binary"),
+        0, ("status=ok",)),
+    Row("ok_count", csv_run("count_ok.csv", task="count"), 0, ("status=ok",)),
+]
+
+# config values outside their domain: (key, value, words); each is refused before any data is read
+POSITIVE = "must be a finite number > 0"
+DOMAIN = [
+    *[("objective.beta", v, POSITIVE) for v in ("0", "-1", "nan", "inf", "-inf", "-0.0")],
+    *[("objective.min_beta", v, POSITIVE) for v in ("0", "nan")],
+    *[("trainer.lr", v, POSITIVE) for v in ("0", "-0.1", "nan", "inf")],
+    *[("trainer.stochastic_lr", v, POSITIVE) for v in ("0", "nan")],
+    *[(f"model.{k}", v, POSITIVE) for k in ("lengthscale_init", "outputscale_init", "noise_init")
+      for v in ("0", "-1", "nan", "inf")],
+    *[("trainer.max_iters", v, "must be an integer >= 1") for v in ("0", "-1")],
+    ("trainer.batch_size", "0", "must be an integer >= 1 or null"),
+    ("trainer.epochs", "0", "must be an integer >= 1 or null"),
+    ("trainer.window", "0", "must be an integer >= 1"),
+    ("trainer.track_every", "0", "must be an integer >= 1 or null"),
+    *[("trainer.tol", v, "trainer.tol must be a finite number") for v in ("nan", "inf", "-inf")],
+    ("trainer.tol_on", "median", "must be mean or sum"),
+    ("seed", "-1", "seed must be an integer >= 0"),
+    *[("model.num_inducing", v, "must be an integer >= 1") for v in ("0", "-5")],
+    *[("model.matern_nu", v, "must be 0.5, 1.5 or 2.5") for v in ("1.0", "3.5")],
+    ("objective.beta_index", "-1", "must be an integer >= 0 or null"),
+    ("objective.pretrain_model", "foo", "must be auto, svgp or sgpr"),
+    ("objective.pretrain_epochs", "0", "must be an integer >= 1 or null"),
+    *[("protocol.train_frac", v, "protocol.train_frac must be in (0, 1)") for v in ("0", "1", "1.5", "nan")],
+    *[("protocol.val_frac", v, "protocol.val_frac must be in [0, 1)") for v in ("1", "-0.1")],
+    ("protocol.train_size", "0", "must be an integer >= 1 or null"),
+    ("protocol.test_size", "0", "must be an integer >= 1 or null"),
+    ("launcher.n_jobs", "0", "must be an integer >= 1"),
+    ("launcher.cpus", "0", "must be an integer >= 1 or null"),
+]
+TYPES = [  # values of the wrong type: Hydra's schema check, one line
+    ("trainer.lr", "abc", "trainer.lr"), ("seed", "abc", "seed"), ("seed", "1.5", "seed"),
+    ("model.num_inducing", "ten", "model.num_inducing"), ("model.ard", "maybe", "model.ard"),
+    ("model.kernel", "cubic", "Invalid value 'cubic', expected one of [rbf, matern]"),
+    ("dtype", "float16", "float16"), ("device", "tpu", "tpu"), ("objective.beta", "[1,2]", "objective.beta"),
+    ("trainer.max_iters", "1.5", "trainer.max_iters"),
+]
+UNKNOWN = [
+    (["trainer.nope=1"], "unknown config key 'trainer.nope'"),
+    (["model.foo=1"], "unknown config key 'model.foo'"),
+    (["dataset.nope=1"], "unknown config key 'dataset.nope'"),
+    (["nope=1"], "nope"),
+    (["+foo=1"], "cannot add or delete config key 'foo'"),
+    (["~trainer.lr"], "cannot add or delete config key 'trainer.lr'"),
+    (["dataset=nope"], "unknown dataset 'nope'"),
+    (["model=nope"], "unknown model 'nope'"),
+    (["objective=nope"], "unknown objective 'nope'"),
+    (["estimator=nope"], "unknown estimator 'nope'"),
+    (["trainer=nope"], "unknown trainer 'nope'"),
+    (["protocol=nope"], "unknown protocol 'nope'"),
+    (["launcher=nope"], "unknown launcher 'nope'"),
+    (["method=nope"], "unknown method 'nope'"),
+    (["experiment=nope"], "unknown experiment 'nope'"),
+    (["dlm_data=nope"], "unknown dlm_data 'nope'"),
+    (["dataset=twonorm", "dlm_data=ringnorm"], "dataset=twonorm conflicts with dlm_data=ringnorm"),
+]
+COMBINATIONS = [  # incompatible choices (dlm_bench/compatibility.py rules), refused before training
+    (["model=sgpr", "estimator=bmc", "estimator.num_samples=10"], "estimator=bmc estimates the likelihood term"),
+    (["objective=sq_dlm", "estimator=bmc", "estimator.num_samples=10"], "objective=sq_dlm is closed form"),
+    (["model=fitc", "objective=dlm"], "model=fitc is collapsed"),
+    (["model=sgpr", "objective.beta=0.5"], "model=sgpr is collapsed"),
+    (["objective.hyperparameters=fixed"], "applies to objective=dlm or sq_dlm"),
+    (["estimator=bmc", "estimator.num_samples=0"], "estimator.num_samples must be an integer >= 1"),
+    (["estimator.num_samples=5"], "not estimator=exact"),
+    (["model=fitc", "trainer.batch_size=32"], "full-batch method"),
+    (["objective=sq_dlm", "model.mean=constant"], "zero mean function"),
+    (["model=pac_gp"], "use objective=pac_kl or pac_sqrt"),
+    (["objective=pac_kl"], "trains model=pac_gp or pac_sgp"),
+    (["model=pac_gp", "objective=pac_kl", "pac.epsilon=0"], "pac.epsilon must be"),
+    (["model=pac_gp", "objective=pac_kl", "pac.delta=2"], "pac.delta must be in"),
+    (["model=exact_gp", "objective=dlm"], "model=exact_gp trains its own objective"),
+]
+
+CONFIG_ROWS = (
+    [Row(f"domain_{k}={v}", ["run", f"{k}={v}", *tiny_without(k)], 2, (k, words) if not k.startswith("seed") else (words,))
+     for k, v, words in DOMAIN]
+    + [Row(f"type_{k}={v}", ["run", f"{k}={v}", *tiny_without(k)], 2, (words,)) for k, v, words in TYPES]
+    + [Row("unknown_" + "_".join(ov), ["run", *ov, *TINY], 2, (words,)) for ov, words in UNKNOWN]
+    + [Row("combination_" + "_".join(ov), ["run", *ov, *TINY], 2, (words,)) for ov, words in COMBINATIONS]
+    + [Row(f"own_loop_{ov[1]}", ["run", *ov, R], 2, (words,)) for ov, words in [
+        (["model=lgm_glm", "lgm.init_var=-1"], "lgm.init_var must be a finite number > 0"),
+        (["model=lgm_glm", "lgm.prior_var=inf"], "lgm.prior_var must be a finite number > 0"),
+        (["model=savigp", "savigp.latent_noise=-1"], "savigp.latent_noise must be a finite number > 0"),
+        (["model=savigp", "savigp.x_scale=nan"], "savigp.x_scale must be a finite number > 0"),
+        (["model=savigp", "savigp.blocks=[]"], "savigp.blocks must name at least one block"),
+        (["model=sggpm", "sggpm.max_folds=0"], "sggpm.max_folds must be an integer >= 1"),
+    ]]
+    + [Row("report_empty_dir", ["report", "{tmp}"], 2, ("no usable run.json",)),
+       Row("sweep_unknown_experiment", ["sweep", "experiment=nope", R], 2, ("unknown experiment 'nope'",)),
+       Row("sweep_one_run_dir", ["sweep", "seed=0,1", "run_dir={tmp}/one", R], 2, ("would put every grid point",)),
+       Row("sweep_first_point_bad", ["sweep", "objective.beta=-1,1", R], 2, ("objective.beta", POSITIVE)),
+       Row("fetch_nothing", ["fetch"], 2, ("name datasets to fetch",)),
+       Row("fetch_unknown", ["fetch", "nope"], 2, ("unknown dataset 'nope'",)),
+       Row("fetch_verify_and_force", ["fetch", "--verify", "--force"], 2, ("use one at a time",))]
+)
+
+SKIPPED = "skipped 1 unusable run.json"
+REPORT = ["report", "{tmp}/res", "--out", "{tmp}/out"]
+MISTYPED = [  # one run.json of three with a field of the wrong type: skipped, listed with its reason
+    ({"seed": "abc"}, "seed is 'abc', not an integer"),
+    ({"seed": 1.5}, "seed is 1.5, not an integer"),
+    ({"seed": True}, "seed is True, not an integer"),
+    ({"metrics": "x"}, "metrics is 'x', not an object"),
+    ({"metrics": [1, 2]}, "metrics is [1, 2], not an object"),
+    ({"metrics": {"test_nll": "low"}}, "metric test_nll is 'low', not a number"),
+    ({"status": 123}, "status is 123, not a string"),
+    ({"status": "great"}, "status is 'great', not one of ok, failed, diverged"),
+    ({"schema": "1"}, "schema is '1', not an integer"),
+    ({"beta": "x"}, "beta is 'x', not a number"),
+    ({"train_size": "100"}, "train_size is '100', not an integer"),
+    ({"num_inducing": 1.5}, "num_inducing is 1.5, not an integer"),
+    ({"train": []}, "train is [], not an object"),
+    ({"config": "cfg"}, "config is 'cfg', not an object"),
+    ({"env": 3}, "env is 3, not an object"),
+    ({"error": 5}, "error is 5, not a string"),
+    ({"model": 7}, "model is 7, not a string"),
+    ({"experiment": ["e"]}, "experiment is ['e'], not a string"),
+    ({"dataset": None}, "missing dataset"),
+]
+REPORT_ROWS = (
+    [Row(f"report_{list(f)[0]}={json.dumps(list(f.values())[0])}", REPORT, 0, ("report: 2 runs", SKIPPED, why),
+         ("internal error",), bad_run(**f)) for f, why in MISTYPED]
+    + [Row(f"report_text_{i}", REPORT, 0, ("report: 2 runs", SKIPPED, why), setup=bad_run_text(text))
+       for i, (text, why) in enumerate([('{"seed": ', "not valid JSON"), ("[]", "not a JSON object (list)"),
+                                        ("null", "not a JSON object (NoneType)"), ("{}", "empty record"),
+                                        ('"text"', "not a JSON object (str)")])]
+    + [Row(f"report_without_{k}", REPORT, 0, (SKIPPED, f"missing {k}"), setup=dropped_field(k))
+       for k in ("status", "seed", "model")]
+    + [Row("report_fifo_run_json", REPORT, 0, (SKIPPED, "not a regular file"), setup=fifo_run)]
+    + [Row(f"report_curve_{name}", REPORT, 0, ("report: 2 runs", "Skipped curve.csv files", why), ("KeyError",),
+           curve_runs(text)) for name, text, why in [
+        ("no_iteration", "wall_s,loss,test_nll\n0.1,3,0.9\n", "no 'iteration' column"),
+        ("ragged", "iteration,wall_s,loss,test_nll\n1,0.1\n", "line 2 has 2 fields, the header 4"),
+        ("text_index", "iteration,wall_s,loss,test_nll\none,0.1,3,0.9\n", "iteration is 'one', not a number"),
+        ("empty", "", "empty file (no header)"),
+        ("duplicate", "iteration,loss,loss\n1,2,3\n", "duplicate column(s) loss"),
+    ]]
+    + [Row("report_no_usable_run", REPORT, 2, ("no usable run.json", "seed is 'abc'"), setup=only_bad),
+       Row("report_no_such_dir", ["report", "{tmp}/nope"], 2, ("no such results directory",)),
+       Row("report_dev_zero", ["report", "/dev/zero"], 2, ("/dev/zero is not a results directory",)),
+       Row("report_out_is_file", ["report", "{tmp}/res", "--out", "{tmp}/taken"], 2,
+           ("cannot write the report", "it is a file, not a folder"), setup=out_is_file),
+       Row("report_out_under_dev_null", ["report", "{tmp}/res", "--out", "/dev/null/report"], 2,
+           ("cannot write the report to /dev/null/report",), setup=two_good_runs),
+       Row("report_out_in_proc", ["report", "{tmp}/res", "--out", "/proc/no/report"], 2,
+           ("cannot write the report to /proc/no/report",), setup=two_good_runs),
+       Row("report_paper_absent", ["report", "{tmp}/res", "--out", "{tmp}/out", "--paper", "pac"], 2,
+           ("no runs of paper 'pac'",), setup=two_good_runs),
+       Row("report_ok_control", REPORT, 0, ("report: 2 runs",), ("skipped",), two_good_runs)]
+)
+
+DRY = ["sweep", "--dry-run", "seed=0", R]
+LOCK_ROWS = [
+    Row("lock_live_holder", DRY, 0, ("1 running elsewhere",), ("1 new",), lock()),
+    Row("lock_reused_pid", DRY, 0, ("1 new",), ("running elsewhere",), lock(start=1)),
+    Row("lock_before_reboot", DRY, 0, ("1 new",), ("running elsewhere",), lock(boot="00000000-old-boot")),
+    Row("lock_old_format_live", DRY, 0, ("1 running elsewhere",), ("1 new",), lock(start=None, boot=None)),
+    Row("lock_old_format_dead", DRY, 0, ("1 new",), ("running elsewhere",), lock(pid="dead", start=None, boot=None)),
+    Row("lock_dead_pid", DRY, 0, ("1 new",), ("running elsewhere",), lock(pid="dead")),
+    Row("lock_other_host", DRY, 0, ("1 running elsewhere",), ("1 new",), lock(host="another-node")),
+    Row("lock_garbled_fresh", DRY, 0, ("1 running elsewhere",), ("1 new",), garbled_lock(0)),
+    Row("lock_garbled_old", DRY, 0, ("1 new",), ("running elsewhere",), garbled_lock(60)),
+]
+
+ROWS = DATA_ROWS + CONFIG_ROWS + REPORT_ROWS + LOCK_ROWS
+
+
+def test_the_table_is_large_and_its_ids_unique():
+    assert len(ROWS) >= 150
+    assert len({r.id for r in ROWS}) == len(ROWS)
+
+
+@pytest.fixture(scope="module")
+def fx(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tables")
+    make_tables(d)
+    return d
+
+
+@pytest.fixture(scope="module")
+def sleeper():
+    """A live process other than this one, named by the lock rows."""
+    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    yield p.pid
+    p.kill()
+    p.wait()
+
+
+def _alarm(signum, frame):
+    raise TimeoutError(f"hung for {HANG_LIMIT_S} s")
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r.id)
+def test_hostile_input(row, fx, sleeper, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # nothing may land in the working directory either
+    ctx = {"tmp": tmp_path, "fx": fx, "sleeper": sleeper}
+    if row.setup is not None:
+        row.setup(ctx)
+    args = [a.replace("{tmp}", str(tmp_path)).replace("{fx}", str(ctx["fx"])) for a in row.args]
+    before = set(tmp_path.rglob("*"))
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(HANG_LIMIT_S)
+    try:
+        code = main(args)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    out = capsys.readouterr()
+    text = out.out + out.err
+    index = tmp_path / "out" / "index.md"
+    if args[0] == "report" and index.is_file():
+        text += index.read_text()
+    assert code == row.code, text
+    for w in row.words:
+        assert w in text, f"{w!r} not in:\n{text}"
+    for w in row.absent:
+        assert w not in text, f"{w!r} in:\n{text}"
+    assert "Traceback" not in text and "internal error" not in text, text
+    if row.code == 0 and args[0] == "run":  # what the run wrote passes the checks the report applies
+        (written,) = tmp_path.rglob("run.json")
+        rec = json.loads(written.read_text())
+        assert check_run_record(rec) is None and rec["status"] == "ok"
+        assert check_curve_csv(written.parent / "curve.csv", rec["model"]) is None
+    if row.code == 2:
+        lines = out.err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("dlm-bench: error: "), out.err
+        if args[0] == "run":
+            assert not list(tmp_path.rglob("run.json")), "refused, but a run was written"
+            assert not list(tmp_path.rglob("curve.csv"))
+        if args[0] == "sweep":
+            assert set(tmp_path.rglob("*")) <= before | {tmp_path / "res"}, "a refused sweep wrote files"
