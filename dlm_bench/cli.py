@@ -203,6 +203,7 @@ def cmd_report(args) -> int:
     from pathlib import Path
 
     from .report import build_report
+    from .report.collect import ReportError
 
     for d in args.dirs:
         if not Path(d).exists():
@@ -210,7 +211,7 @@ def cmd_report(args) -> int:
     out = Path(args.out) if args.out else Path(args.dirs[0]) / "report"
     try:
         made = build_report(args.dirs, out, paper=args.paper)
-    except FileNotFoundError as err:
+    except (ReportError, FileNotFoundError) as err:
         raise UserError(str(err)) from err
     counts = ", ".join(f"{v} {k}" for k, v in sorted(made["counts"].items()))
     print(f"report: {made['runs']} runs ({counts}) -> {out}")
@@ -219,6 +220,8 @@ def cmd_report(args) -> int:
     print(f"  {made['index']} ({len(made['missing'])} missing or unfinished points listed)")
     if made["skipped"]:
         print(f"  skipped {len(made['skipped'])} unusable run.json (listed in index.md)")
+    if made.get("skipped_curves"):
+        print(f"  skipped {len(made['skipped_curves'])} unusable curve.csv (listed in index.md)")
     for line in made["not_drawn"]:
         print(f"  not drawn: {line}")
     return 0

@@ -38,6 +38,7 @@ ADDED_LATER = {
     ("objective", "pretrain_model"): ("svgp",),
     ("objective", "pretrain_epochs"): (None,),
     ("sggpm", "learn_hyperparameters"): (False,),
+    ("dataset", "categorical"): (None,),
 }
 # keys removed from the config after results were written: hashed at their last value, so names stay valid
 REMOVED_LATER = {
