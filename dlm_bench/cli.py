@@ -85,7 +85,7 @@ def _one_line(err: BaseException) -> str:
 def cmd_run(args) -> int:
     from .beta import OutsideBetaGrid
     from .data import DatasetError
-    from .errors import ConfigError
+    from .errors import ConfigError, ResultsNotWritten
     from .run import execute
 
     overrides = list(args.overrides)
@@ -99,6 +99,9 @@ def cmd_run(args) -> int:
         record, run_dir = execute(cfg)
     except (ConfigError, DatasetError, OutsideBetaGrid) as err:
         raise UserError(str(err)) from err
+    except ResultsNotWritten as err:  # trained; its files were rescued elsewhere (the message says where)
+        print(f"dlm-bench: error: {err}", file=sys.stderr)
+        return 1
     m, t = record.metrics, record.train
 
     def fmt(v):

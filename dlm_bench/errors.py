@@ -12,3 +12,8 @@ class NotApplicable(ConfigError):
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM (timeout, kill, SLURM's scancel) turned into an exception, so the sweep can clean up."""
+
+
+class ResultsNotWritten(RuntimeError):
+    """A finished run whose run directory could not be written; its files went to the fallback place the message
+    names (`<results_dir>/.rescued/<run name>/`, else the temp directory). One line, exit 1."""

@@ -18,7 +18,7 @@ from typing import NamedTuple
 from omegaconf import DictConfig
 
 from .beta import OutsideBetaGrid, apply_beta_grid_flag
-from .errors import ConfigError, NotApplicable, Terminated  # noqa: F401 (Terminated re-exported)
+from .errors import ConfigError, NotApplicable, ResultsNotWritten, Terminated  # noqa: F401 (Terminated re-exported)
 from .locks import RunLock, holder
 from .results import read_status
 from .run import execute, run_dir_for, run_name
@@ -97,6 +97,9 @@ def _execute_point(cfg: DictConfig, run_dir: Path) -> str:
         return "running_elsewhere"
     except OutsideBetaGrid:
         return "outside_grid"
+    except ResultsNotWritten as err:  # trained, but its run directory could not be written: rescued elsewhere
+        progress(run_dir, "failed", {}, None, str(err))
+        return "failed"
     except NotApplicable as err:  # a point the paper does not have: nothing written
         progress(run_dir, "not applicable", {}, None, str(err))
         return "not_applicable"

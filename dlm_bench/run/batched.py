@@ -67,7 +67,7 @@ from ..validation import check_writable
 from .context import DTYPES, prepare_data, resolve_device, seed_everything
 from .naming import run_dir_for, run_name
 from .progress import progress
-from .record import build_record, record_failure, write_run
+from .record import build_record, probe_run_dir, record_failure, write_run
 
 MAX_BATCH_ELEMENTS = 2e7  # B * M * n per batch (one [B, n, M] float64 tensor: 160 MB); larger groups are chunked
 GROUP_DIR = ".beta_batch"
@@ -239,6 +239,7 @@ def _train_group(cfg: DictConfig, unbatched):
                     raise RunningElsewhere(f"{run_dir} is locked by another process")
                 continue
             locks.append(lock)
+            probe_run_dir(run_dir)  # before training, as an unbatched run (run/record.py)
             members.append((k, mcfg, run_dir))
         out = {}
         per_chunk = max(1, int(MAX_BATCH_ELEMENTS // max(1, n * cfg.model.num_inducing)))

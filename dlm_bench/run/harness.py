@@ -11,7 +11,10 @@
 4. the model family's plugin (ModelSpec.execute(cfg, ctx)) fits and evaluates, filling ctx.outcome; it calls
    ctx.apply_threads (the thread rule, recorded) and ctx.begin_training (the clock; from there on an exception is a
    failed run: recorded with its traceback, never raised);
-5. the record (run/record.py build_record) and the files (write_run: artifacts, curve.csv, run.json last).
+5. the record (run/record.py build_record) and the files (write_run: artifacts, curve.csv, run.json last). The run
+   directory itself is probed before step 4 (probe_run_dir: created, stale temp files removed, a 2 MB probe
+   written, fsynced and deleted); if the final write still fails the files are rescued to
+   `<results_dir>/.rescued/<run name>/` and ResultsNotWritten names the place.
 
 ConfigError, DatasetError and OutsideBetaGrid raised before training (steps 1-4) propagate: `dlm-bench run` prints
 one line and exits 2; a sweep records the point as failed (or not applicable). SIGTERM raises Terminated: nothing
@@ -35,7 +38,7 @@ from ..validation import check_writable, validate_run
 from . import batched, signals
 from .context import RunContext
 from .naming import run_dir_for
-from .record import build_record, record_failure, write_run
+from .record import build_record, probe_run_dir, record_failure, remove_if_empty, write_run
 
 
 def job_overrides() -> list[str]:
@@ -66,14 +69,18 @@ def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
     run_dir = run_dir_for(cfg)
     check_writable(run_dir.parent)  # before any training: results that cannot be written are lost
     previous = signals.install()
+    created = False
     try:
         ctx = RunContext.create(cfg, spec, run_dir)
         ctx.load()
+        created = probe_run_dir(run_dir)
         tb = None
         try:
             spec.execute(cfg, ctx)
         except (ConfigError, DatasetError, OutsideBetaGrid) as err:
             if not ctx.training:
+                if created:
+                    remove_if_empty(run_dir)
                 raise
             tb = record_failure(ctx.outcome, err)
         except Exception as err:  # recorded, so a sweep keeps going; the CLI reports it

@@ -3,11 +3,15 @@ place a run directory's files are written (artifacts, curve.csv, then run.json l
 
 from __future__ import annotations
 
+import errno
+import os
+import tempfile
 import traceback
 from pathlib import Path
 
 from omegaconf import DictConfig
 
+from ..errors import ConfigError, ResultsNotWritten
 from ..outcome import Outcome
 from ..registry import method_of, objective_label, paper_of
 from ..results import RunRecord, env_info, write_curve_csv, write_run_json
@@ -36,17 +40,83 @@ def build_record(cfg: DictConfig, out: Outcome, dataset=None, device=None, threa
     )
 
 
-def write_run(run_dir: Path, record: RunRecord, out: Outcome, tb: str | None = None) -> None:
-    """Extra files, traceback.txt of a failed run, curve.csv, then run.json (its presence marks the run done)."""
-    run_dir = Path(run_dir)
-    if out.artifacts or tb:
+PROBE_BYTES = 2 * 2**20  # a run directory that cannot take this much fails before training, not after
+STALE_TMP = (".run.json.", ".curve.csv.")  # prefixes of results.py's atomic-write temp files
+
+
+def probe_run_dir(run_dir: Path) -> bool:
+    """Before training: create `run_dir`, remove temp files an interrupted write left there (a SIGKILL before the
+    final rename), and write, fsync and delete a PROBE_BYTES probe, so a full disk, a file-size limit, a read-only
+    or non-directory run_dir fail here in one line (ConfigError) rather than after training. Returns whether the
+    directory was created (so a run that stops before training can remove it again)."""
+    created = not run_dir.exists()
+    try:
         run_dir.mkdir(parents=True, exist_ok=True)
+        for tmp in run_dir.iterdir():
+            if tmp.name.startswith(STALE_TMP) and tmp.name.endswith(".tmp"):
+                tmp.unlink(missing_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".write-probe-", dir=run_dir)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(bytes(PROBE_BYTES))
+                fh.flush()
+                os.fsync(fh.fileno())
+        finally:
+            os.unlink(probe)
+    except OSError as err:
+        if created:
+            remove_if_empty(run_dir)
+        reason = err.strerror or type(err).__name__
+        raise ConfigError(f"cannot write results to {run_dir}: {reason}; set results_dir= (or run_dir=) to a "
+                          "writable directory with a few MB free") from None
+    return created
+
+
+def remove_if_empty(run_dir: Path) -> None:
+    try:
+        run_dir.rmdir()
+    except OSError:
+        pass
+
+
+def _write_files(run_dir: Path, record: RunRecord, out: Outcome, tb: str | None) -> None:
+    run_dir.mkdir(parents=True, exist_ok=True)
     for write in out.artifacts:
         write(run_dir)
     if tb:
         (run_dir / "traceback.txt").write_text(tb)
     write_curve_csv(run_dir, out.curve)
     write_run_json(run_dir, record)
+
+
+def write_run(run_dir: Path, record: RunRecord, out: Outcome, tb: str | None = None) -> Path:
+    """Extra files, traceback.txt of a failed run, curve.csv, then run.json (its presence marks the run done).
+    If that fails after all (the disk filled during training), nothing computed is lost: the files go to
+    `<results_dir>/.rescued/<run name>/` (else `<tmp>/dlm-bench-rescued/<run name>/`), the partial files are
+    removed from `run_dir` (so the point runs again), and ResultsNotWritten names the rescue place."""
+    run_dir = Path(run_dir)
+    try:
+        _write_files(run_dir, record, out, tb)
+        return run_dir
+    except OSError as err:
+        reason = err.strerror or errno.errorcode.get(err.errno or 0) or type(err).__name__
+        written = [run_dir / "curve.csv", run_dir / "traceback.txt"]
+        for path in written:
+            try:
+                path.unlink(missing_ok=True)
+            except OSError:
+                pass
+    results_dir = (record.config or {}).get("results_dir") or "."
+    for root in (Path(results_dir) / ".rescued", Path(tempfile.gettempdir()) / "dlm-bench-rescued"):
+        target = root / run_dir.name
+        try:
+            _write_files(target, record, out, tb)
+        except OSError:
+            continue
+        raise ResultsNotWritten(f"could not write the run directory {run_dir} ({reason}); the finished run's "
+                                f"run.json and curve.csv are in {target} (copy them there to keep the run)")
+    raise ResultsNotWritten(f"could not write the run directory {run_dir} ({reason}), nor any rescue place; "
+                            f"status {record.status}, metrics {record.metrics}")
 
 
 def record_failure(out: Outcome, err: BaseException) -> str:
