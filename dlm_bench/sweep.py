@@ -43,14 +43,14 @@ def _set_threads(cfg: DictConfig) -> int:
     return cpus
 
 
-def point_state(cfg: DictConfig) -> tuple[str, Path | None]:
+def point_state(cfg: DictConfig, run_dir: Path | None = None) -> tuple[str, Path | None]:
     """What a sweep does with this grid point, before it runs: (state, run_dir) with state one of
     new | done | failed | rerun | outside_grid | running_elsewhere. Mutates cfg.objective like a run."""
     try:
         apply_beta_grid_flag(cfg.objective)
     except OutsideBetaGrid:
         return "outside_grid", None
-    run_dir = run_dir_for(cfg)
+    run_dir = run_dir_for(cfg) if run_dir is None else run_dir
     status = read_status(run_dir)
     if status is not None and not cfg.resume.force:
         if status in ("ok", "diverged"):
@@ -277,10 +277,15 @@ def _plan_point(hydra, master, parser, point: list[str], shown: str, composed: d
         with open_dict(cfg):
             del cfg["hydra"]  # what the task function sees
         OmegaConf.to_container(cfg, resolve=True)  # interpolation errors (${nope}) show here
-        state, _ = point_state(cfg)
+        # cfg is this point's own copy: named first (run_name copies once more), then its state, then validated
+        # in place as its run would be (each DictConfig copy costs tens of ms: thousands of points add up)
+        try:
+            apply_beta_grid_flag(cfg.objective)
+        except OutsideBetaGrid:
+            return PlannedPoint(shown, None, "outside_grid", None, tuple(point))
         name = run_name(cfg)
-        if state != "outside_grid":
-            validate_point(copy.deepcopy(cfg), overrides=point)
+        state, _ = point_state(cfg, run_dir_for(cfg) if cfg.run_dir else Path(cfg.results_dir) / cfg.experiment / name)
+        validate_point(cfg, overrides=point)
         return PlannedPoint(shown, name, state, None, tuple(point))
     except NotApplicable as err:
         return PlannedPoint(shown, None, "not_applicable", str(err), tuple(point))
