@@ -244,7 +244,9 @@ register(DatasetSpec(
 # --------------------------------------------------------------------------- binary
 register(DatasetSpec(
     "a9a", "binary", ("fp",), (32561, 123), _libsvm(123, True),
-    files=(web(f"{LIBSVM}/binary/a9a", "a9a/a9a"),),
+    # the LIBSVM file as kept in a public repository at a fixed commit (pinned; the offline mirror's copy)
+    files=(gh(("zhengruifeng/SparkGBM", "600ffe911864d746ec06940d98cd1232c4253bad"), "data/a9a",
+              "f5d5ffd8d865ff41328e7ee043e4b020816914ff6843ff15b98905ddbedce906", "a9a/a9a"),),
     description="a9a / Adult (LIBSVM binary, training file), labels {-1,1} -> {0,1}", source=NO_COPY,
 ))
 _MADELON = web(f"{LIBSVM}/binary/madelon", "madelon/madelon")
@@ -473,9 +475,16 @@ for _t, _task, _what in (("inout", "binary", "label 1 = outside the room (RELATI
     ))
 
 _MNIST = "https://storage.googleapis.com/cvdf-datasets/mnist"
-_MNIST_FILES = tuple(
-    web(f"{_MNIST}/{f}", f"mnist/{f}")
-    for f in ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz")
+_MNIST_REPO = ("asaraog/msds431week10", "366143d5a991e33457d7a9c6ced4d00302d15616")
+# the three small files as kept in a public repository at a fixed commit; train-images from the original host,
+# pinned to the sha256 of the official file (md5 f68b3c2d..., byte for byte the offline mirror's copy)
+_MNIST_FILES = (
+    RemoteFile(f"{_MNIST}/train-images-idx3-ubyte.gz",
+               "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609", "mnist/train-images-idx3-ubyte.gz"),
+    *(gh(_MNIST_REPO, f"data/{f}", sha, f"mnist/{f}") for f, sha in (
+        ("train-labels-idx1-ubyte.gz", "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c"),
+        ("t10k-images-idx3-ubyte.gz", "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6"),
+        ("t10k-labels-idx1-ubyte.gz", "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6"))),
 )
 
 
