@@ -62,6 +62,7 @@ reproduce-%: $(STAMP)  ## sweep one experiment config (SMOKE=1: its _smoke varia
 	@exp=$$(echo $* | tr - _); \
 	if [ -n "$(SMOKE)" ] && [ -f conf/experiment/$${exp}_smoke.yaml ]; then exp=$${exp}_smoke; fi; \
 	test -f conf/experiment/$$exp.yaml || { echo "no experiment config conf/experiment/$$exp.yaml (make experiments lists them)"; exit 2; }; \
+	$(VENV)/bin/dlm-bench sweep experiment=$$exp launcher=$(LAUNCHER) results_dir=$(RESULTS) $(ARGS) --estimate && \
 	$(VENV)/bin/dlm-bench sweep experiment=$$exp launcher=$(LAUNCHER) results_dir=$(RESULTS) $(ARGS) && \
 	$(VENV)/bin/dlm-bench report $(RESULTS)/$$exp
 

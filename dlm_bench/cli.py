@@ -180,15 +180,16 @@ def cmd_sweep(args) -> int:
         overrides.append("resume.force=true")
     if args.retry_failed:
         overrides.append("resume.retry_failed=true")
-    from .sweep import dry_run_lines, invalid_points_message, plan_sweep
+    from .sweep import dry_run_lines, estimate_line, invalid_points_message, plan_sweep
 
     try:  # every grid point composed and validated before any job starts
         plan = plan_sweep(overrides)
     except (HydraException, OmegaConfBaseException) as err:
         raise UserError(_unknown_key_message(err) or _one_line(err)) from err
     invalid = invalid_points_message(plan)
-    if args.dry_run:
-        print("\n".join(dry_run_lines(plan)))
+    if args.dry_run or args.estimate:
+        print("\n".join(dry_run_lines(plan) if args.dry_run else dry_run_lines(plan)[-1:]))
+        print(estimate_line(plan))
         if invalid:
             print(f"dlm-bench: error: {invalid}", file=sys.stderr)
         return USAGE_EXIT if invalid else 0
@@ -308,6 +309,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retry-failed", action="store_true", help="re-run grid points whose run.json says failed")
     p.add_argument("--dry-run", action="store_true",
                    help="list every grid point, its run name and what the sweep would do with it; run nothing")
+    p.add_argument("--estimate", action="store_true",
+                   help="print the grid's counts and the projected CPU hours of its new points; run nothing")
     p.set_defaults(func=cmd_sweep)
     p = sub.add_parser("report", help="collect run.json files into results.parquet, tables, figures, index.md")
     p.add_argument("dirs", nargs="+", help="results directories (searched recursively for run.json)")

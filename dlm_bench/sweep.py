@@ -21,7 +21,7 @@ from .beta import OutsideBetaGrid, apply_beta_grid_flag
 from .errors import ConfigError, NotApplicable, ResultsNotWritten, Terminated  # noqa: F401 (Terminated re-exported)
 from .locks import RunLock, holder
 from .results import read_status
-from .run import execute, run_dir_for, run_name
+from .run import config_dict, execute, run_dir_for, run_name
 from .run.batched import RunningElsewhere, announce_beta_indices, group_lock, requested
 from .run.progress import progress
 from .run.record import failure_record
@@ -196,6 +196,7 @@ class PlannedPoint(NamedTuple):
     state: str  # a DRY_RUN_WORDS key
     reason: str | None = None  # why an invalid point is invalid
     overrides: tuple = ()  # every override of the point
+    config: dict | None = None  # a new point's resolved config (the cost estimate's input)
 
 
 # Hydra composes a point in ~0.1 s (seconds on a loaded machine), too slow for a paper-size grid (thousands of
@@ -286,7 +287,8 @@ def _plan_point(hydra, master, parser, point: list[str], shown: str, composed: d
         name = run_name(cfg)
         state, _ = point_state(cfg, run_dir_for(cfg) if cfg.run_dir else Path(cfg.results_dir) / cfg.experiment / name)
         validate_point(cfg, overrides=point)
-        return PlannedPoint(shown, name, state, None, tuple(point))
+        config = config_dict(cfg) if state in ("new", "rerun") else None
+        return PlannedPoint(shown, name, state, None, tuple(point), config)
     except NotApplicable as err:
         return PlannedPoint(shown, None, "not_applicable", str(err), tuple(point))
     except (ConfigError, DatasetError, ValueError, HydraException, OmegaConfBaseException) as err:
@@ -320,3 +322,20 @@ def invalid_points_message(plan: list[PlannedPoint]) -> str | None:
     i, p = bad[0]
     more = f" ({len(bad)} of {len(plan)} grid points are invalid; --dry-run lists them)" if len(bad) > 1 else ""
     return f"grid point {i} ({p.shown or ' '.join(p.overrides)}) is invalid: {p.reason}{more}; nothing was run"
+
+
+def estimate_line(plan: list[PlannedPoint]) -> str:
+    """The projected CPU time of the plan's new points (cost_estimate.py), learnt from the finished runs beside."""
+    from .cost_estimate import Estimate, estimate
+
+    new = [p.config for p in plan if p.config is not None]
+    if not new:
+        return Estimate().line()
+    roots = {Path(c["results_dir"]) / c["experiment"] for c in new}
+    points = [(c, c["model"].get("likelihood")) for c in new]
+    est = Estimate()
+    for root in sorted(roots):
+        part = estimate([pt for pt in points if Path(pt[0]["results_dir"]) / pt[0]["experiment"] == root], root)
+        for field in ("seconds", "from_runs", "from_model", "unknown", "calibrated_on"):
+            setattr(est, field, getattr(est, field) + getattr(part, field))
+    return est.line()

@@ -1,0 +1,168 @@
+"""Projected CPU time of a sweep's new points (`dlm-bench sweep --dry-run` and `--estimate`, `make reproduce-*`).
+
+Two sources, best first:
+1. **finished runs of the same settings** in the sweep's results directory (every setting but seed and beta equal):
+   their median single-core seconds (a batched member: its group's wall / group size);
+2. **a cost model** for the models the shared Trainer fits: seconds = factor x max_iters x (c0 + c1 W), with
+   W = B M^2 + M^3 the work of one step (B: minibatch or training size, M: inducing points; the exact GP M = n).
+   c0, c1 were fitted by least squares on 405 unbatched joint runs of the committed DLM reproductions (2-core
+   x86_64, one thread; median error 20 %); `factor` per (likelihood, hyperparameters, batched) is the median
+   measured / modelled ratio of 7600 archived runs (FACTORS). It is recalibrated from the finished runs in the
+   results directory: a class with 3 or more finished runs uses their median ratio instead.
+Models with their own fit loop (lgm_*, sggpm, savigp) have no cost model: only finished runs of the same settings
+estimate them; otherwise they are counted as "no estimate". Times are single-core seconds (one thread per run, as
+the thread rule gives small problems); a loaded machine's wall time is longer.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import median
+
+C0, C1 = 1.85e-3, 3.6e-10  # seconds per step, seconds per unit of W (fitted, see above)
+# median measured / modelled per (likelihood, hyperparameters, batched): the archived DLM reproductions
+FACTORS = {
+    ("gaussian", "joint", False): 0.91, ("gaussian", "fixed", False): 0.91,
+    ("gaussian", "joint", True): 0.94, ("gaussian", "fixed", True): 0.27,
+    ("probit", "joint", False): 1.13, ("probit", "fixed", False): 1.13,
+    ("probit", "joint", True): 1.02, ("probit", "fixed", True): 0.26,
+    ("poisson_exp", "joint", False): 1.91, ("poisson_exp", "fixed", False): 1.91,
+    ("poisson_exp", "joint", True): 1.58, ("poisson_exp", "fixed", True): 0.94,
+    ("none", "joint", False): 0.91, ("none", "fixed", False): 0.001,  # sq-DLM: fixed is one closed-form solve
+}
+DEFAULT_FACTOR = 1.5  # other likelihoods (logistic, Student-t, Poisson softplus): quadrature, like probit-Poisson
+IGNORED = ("seed", "results_dir", "run_dir", "launcher", "resume", "report")
+
+
+def settings_key(config: dict) -> str:
+    """What a point's cost depends on: its resolved config without seed, beta and where results go."""
+    d = {k: v for k, v in config.items() if k not in IGNORED}
+    obj = dict(d.get("objective") or {})
+    for k in ("beta", "beta_index", "beta_batch"):
+        obj.pop(k, None)
+    d["objective"] = obj
+    t = dict(d.get("trainer") or {})
+    t.pop("progress", None)
+    d["trainer"] = t
+    return json.dumps(d, sort_keys=True, default=str)
+
+
+def n_train(config: dict) -> int | None:
+    """The training size the protocol will give, from the registry's row count (no data loaded)."""
+    from .data import get_spec
+
+    ds, p = config["dataset"], config["protocol"]
+    try:
+        n = get_spec(ds["name"]).shape[0]
+    except Exception:  # csv or an unknown size
+        n = None
+    name = p.get("name")
+    if n is None:
+        return p.get("train_size")
+    if name == "dlm_classification":
+        size = p.get("train_size") or 2000
+        return min(size, n - int(round(0.1 * n)) - min(p.get("test_size") or 1000, n // 2))
+    frac = 0.8 if name == "pac" else p.get("train_frac", 0.67)
+    base = int(round(frac * n))
+    return min(base, p["train_size"]) if p.get("train_size") else base
+
+
+def modelled_seconds(config: dict, model: str, likelihood: str | None, batched: bool) -> float | None:
+    if model not in ("svgp", "sgpr", "fitc", "exact_gp", "pac_gp", "pac_sgp"):
+        return None
+    n = n_train(config)
+    if not n:
+        return None
+    t = config["trainer"]
+    M = n if model in ("exact_gp", "pac_gp") else min(config["model"]["num_inducing"], n)
+    B = min(t.get("batch_size") or n, n)
+    steps = t["max_iters"] if not t.get("epochs") else t["epochs"] * math.ceil(n / B)
+    lik = "none" if config["objective"]["name"] == "sq_dlm" else (likelihood or "gaussian")
+    hyp = str(config["objective"].get("hyperparameters", "joint"))
+    factor = FACTORS.get((lik, hyp, batched), DEFAULT_FACTOR)
+    return factor * steps * (C0 + C1 * (B * M * M + M**3))
+
+
+@dataclass
+class Estimate:
+    seconds: float = 0.0
+    from_runs: int = 0  # points estimated from finished runs of the same settings
+    from_model: int = 0  # points estimated by the cost model
+    unknown: int = 0  # points with no estimate (own-loop models without a finished run of the same settings)
+    calibrated_on: int = 0  # finished runs the model's factors were recalibrated on
+
+    def line(self) -> str:
+        total = self.from_runs + self.from_model + self.unknown
+        hours = self.seconds / 3600
+        amount = f"{hours:.1f} CPU hours" if hours >= 1 else f"{self.seconds / 60:.1f} CPU minutes"
+        parts = [f"estimate: {total} new points, about {amount} (single-core)"]
+        how = []
+        if self.from_runs:
+            how.append(f"{self.from_runs} from finished runs of the same settings")
+        if self.from_model:
+            cal = f"recalibrated on {self.calibrated_on} finished runs" if self.calibrated_on else "default calibration"
+            how.append(f"{self.from_model} from the cost model ({cal})")
+        if self.unknown:
+            how.append(f"{self.unknown} without an estimate (models with their own fit loop: run one point first)")
+        return parts[0] + (": " + "; ".join(how) if how else "")
+
+
+def finished_runs(root: Path) -> list[dict]:
+    out = []
+    for path in Path(root).rglob("run.json"):
+        try:
+            rec = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(rec, dict) and rec.get("status") in ("ok", "diverged") and isinstance(rec.get("config"), dict):
+            out.append(rec)
+    return out
+
+
+def run_seconds(rec: dict) -> float | None:
+    t = rec.get("train") or {}
+    if t.get("batched"):
+        return (t.get("batch_wall_s") or 0.0) / t["batched"]
+    s = t.get("total_wall_s") or t.get("wall_s")
+    return float(s) if s is not None else None
+
+
+def estimate(points: list[tuple[dict, str | None]], root: Path) -> Estimate:
+    """points: (resolved config, likelihood) of each new point; root: the results directory to learn from."""
+    done = finished_runs(root) if Path(root).is_dir() else []
+    same, ratios = defaultdict(list), defaultdict(list)
+    for rec in done:
+        s = run_seconds(rec)
+        if s is None:
+            continue
+        same[settings_key(rec["config"])].append(s)
+        batched = bool((rec.get("train") or {}).get("batched"))
+        m = modelled_seconds(rec["config"], rec["model"], rec.get("likelihood"), batched)
+        if m:
+            lik = "none" if rec.get("objective") == "sq_dlm" else (rec.get("likelihood") or "gaussian")
+            ratios[(lik, rec.get("hyperparameters"), batched)].append(s / (m / FACTORS.get(
+                (lik, rec.get("hyperparameters"), batched), DEFAULT_FACTOR)))
+    factors = {k: median(v) for k, v in ratios.items() if len(v) >= 3}
+    est = Estimate(calibrated_on=sum(len(v) for k, v in ratios.items() if k in factors))
+    for config, likelihood in points:
+        key = settings_key(config)
+        if same.get(key):
+            est.seconds += median(same[key])
+            est.from_runs += 1
+            continue
+        batched = bool(config["objective"].get("beta_batch")) and config["objective"].get("beta_index") is not None
+        m = modelled_seconds(config, config["model"]["name"], likelihood, batched)
+        if m is None:
+            est.unknown += 1
+            continue
+        lik = "none" if config["objective"]["name"] == "sq_dlm" else (likelihood or "gaussian")
+        k = (lik, str(config["objective"].get("hyperparameters", "joint")), batched)
+        if k in factors:
+            m = m / FACTORS.get(k, DEFAULT_FACTOR) * factors[k]
+        est.seconds += m
+        est.from_model += 1
+    return est
