@@ -86,6 +86,7 @@ def cmd_run(args) -> int:
     from .beta import OutsideBetaGrid
     from .data import DatasetError
     from .errors import ConfigError, ResultsNotWritten
+    from .labels import record_variant
     from .run import execute
 
     overrides = list(args.overrides)
@@ -108,7 +109,7 @@ def cmd_run(args) -> int:
         return "-" if v is None else f"{v:.4f}"
 
     print(
-        f"{record.dataset} {record.model} {record.objective} beta={record.beta:g} "
+        f"{record.dataset} {record.model} {record_variant(record.to_dict()) or record.objective} beta={record.beta:g} "
         f"test_nll={fmt(m.get('test_nll'))} "
         + "".join(f"{k}={fmt(m[k])} " for k in ("test_error", "test_mre") if k in m)
         + f"test_mse={fmt(m.get('test_mse'))} "
