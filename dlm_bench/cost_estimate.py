@@ -11,7 +11,7 @@ Two sources, best first:
    results directory: a class with 3 or more finished runs uses their median ratio instead.
 Models with their own fit loop (lgm_*, sggpm, savigp) have no cost model: only finished runs of the same settings
 estimate them; otherwise they are counted as "no estimate". Times are single-core seconds (one thread per run, as
-the thread rule gives small problems); a loaded machine's wall time is longer.
+the thread rule gives small problems) plus RUN_OVERHEAD_S per point; a loaded machine's wall time is longer.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from pathlib import Path
 from statistics import median
 
 C0, C1 = 1.85e-3, 3.6e-10  # seconds per step, seconds per unit of W (fitted, see above)
+RUN_OVERHEAD_S = 1.0  # per point: the job's composition, data, model build and evaluation (not in train.wall_s)
 # median measured / modelled per (likelihood, hyperparameters, batched): the archived DLM reproductions
 FACTORS = {
     ("gaussian", "joint", False): 0.91, ("gaussian", "fixed", False): 0.91,
@@ -151,7 +152,7 @@ def estimate(points: list[tuple[dict, str | None]], root: Path) -> Estimate:
     for config, likelihood in points:
         key = settings_key(config)
         if same.get(key):
-            est.seconds += median(same[key])
+            est.seconds += median(same[key]) + RUN_OVERHEAD_S
             est.from_runs += 1
             continue
         batched = bool(config["objective"].get("beta_batch")) and config["objective"].get("beta_index") is not None
@@ -163,6 +164,6 @@ def estimate(points: list[tuple[dict, str | None]], root: Path) -> Estimate:
         k = (lik, str(config["objective"].get("hyperparameters", "joint")), batched)
         if k in factors:
             m = m / FACTORS.get(k, DEFAULT_FACTOR) * factors[k]
-        est.seconds += m
+        est.seconds += m + RUN_OVERHEAD_S
         est.from_model += 1
     return est
