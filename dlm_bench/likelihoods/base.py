@@ -179,6 +179,6 @@ class BinaryLikelihood(ScalarLikelihood):
         return p1 * (1 - p1)
 
     def point_prediction(self, mu, var):
-        """1 where p(y=1) > 1/2, else 0 (compared in log space)."""
+        """1 where p(y=1) > 1/2, else 0 (compared in log space; a tie within round-off, 1e-12, is class 0)."""
         log_p1 = self.predictive_log_marginal(torch.ones_like(mu), mu, var)
-        return (log_p1 > math.log(0.5)).to(mu.dtype)
+        return (log_p1 > math.log(0.5) + 1e-12).to(mu.dtype)

@@ -267,25 +267,28 @@ def expectation(fn: Callable[[torch.Tensor], torch.Tensor], mu, var, features: F
     return value.to(dtype)
 
 
-@torch.no_grad()
 def expected_log_prob_and_derivatives(log_lik: LogLik, y, mu, var, features: Features = (),
                                       derivs: Derivs | None = None):
-    """(E, dE/dmu, dE/dvar) of E = E_N(f|mu,var)[log p(y|f)], no autograd: the rule applied to the exact
-    derivatives of the integrand, N (f - mu)/var and N ((f - mu)^2/var^2 - 1/var)/2 (the LGM sites)."""
+    """(E, dE/dmu, dE/dvar) of E = E_N(f|mu,var)[log p(y|f)]: the rule applied to the exact derivatives of
+    the integrand, N (f - mu)/var and N ((f - mu)^2/var^2 - 1/var)/2 (the LGM sites). E stays differentiable
+    (autograd gives the same derivatives); dE/dmu and dE/dvar are returned without gradient."""
     y, mu, var, dtype = _prepare(y, mu, var)
     rule = AdaptiveRule(y, mu, var, features)
-    m, v = rule.mu.unsqueeze(-1), rule.var.unsqueeze(-1)
-    pw = torch.exp(rule.log_w + rule.log_q(rule.mu, rule.var))
+    mu64, var64 = _as64(mu, var)
+    pw = torch.exp(rule.log_w + rule.log_q(mu, var))
     log_p = log_lik(rule.y.unsqueeze(-1), rule.f)
     lp = torch.where(pw > 0, pw * log_p, torch.zeros_like(log_p))
-    z = rule.f - m
     E = lp.sum(-1)
-    dm = (lp * z / v).sum(-1)
-    dv = (lp * 0.5 * (z * z / (v * v) - 1 / v)).sum(-1)
+    with torch.no_grad():
+        m, v = rule.mu.unsqueeze(-1), rule.var.unsqueeze(-1)
+        lpd = lp.detach()
+        z = rule.f - m
+        dm = (lpd * z / v).sum(-1)
+        dv = (lpd * 0.5 * (z * z / (v * v) - 1 / v)).sum(-1)
     if bool(rule.point_mass.any()):
         d = derivs or autograd_derivs(log_lik)
         g, h = d(rule.y, rule.mu)
-        E = torch.where(rule.point_mass, log_lik(rule.y, rule.mu) + 0.5 * rule.var * h, E)
+        E = torch.where(rule.point_mass, log_lik(rule.y, mu64) + 0.5 * var64 * h, E)
         dm = torch.where(rule.point_mass, g, dm)
         dv = torch.where(rule.point_mass, 0.5 * h, dv)
     return E.to(dtype), dm.to(dtype), dv.to(dtype)
