@@ -52,6 +52,7 @@ class ScalarLikelihood(gpytorch.likelihoods.Likelihood, abc.ABC):
     metrics: tuple[str, ...] = ("nll",)  # metric names (evaluation/predictive.py), in run.json order
     raw_units = False  # targets normalised: nll and mse also reported in original units (`_raw`)
     point_estimate = "mean"  # which property of marginal(q_f) point_prediction(mu, var) is: mean | mode
+    tilted_centre = True  # log E_q[p]: panels around the tilted mode (likelihoods/quadrature.py log_marginal)
 
     def __init__(self):
         super().__init__()
@@ -98,7 +99,8 @@ class ScalarLikelihood(gpytorch.likelihoods.Likelihood, abc.ABC):
 
     # -- numerical versions (always available) ------------------------------------------------------
     def quadrature_log_marginal(self, y, mu, var):
-        return quad.log_marginal(self.log_prob_f, y, mu, var, self.features(y), self.log_prob_f_derivs)
+        return quad.log_marginal(self.log_prob_f, y, mu, var, self.features(y), self.log_prob_f_derivs,
+                                 self.tilted_centre)
 
     def quadrature_expected_log_prob(self, y, mu, var):
         return quad.expected_log_prob(self.log_prob_f, y, mu, var, self.features(y), self.log_prob_f_derivs,

@@ -216,6 +216,54 @@ class AdaptiveRule:
         return _normal_log_pdf(self.f, mu.unsqueeze(-1), var.unsqueeze(-1))
 
 
+class _RuleLogSumExp(torch.autograd.Function):
+    """log sum_k exp(log_w_k + log N(f_k|mu,var) + log_p_k) per point, with the analytic backward
+    d/dmu = sum_k s_k (f_k - mu)/var, d/dvar = sum_k s_k ((f_k - mu)^2/var^2 - 1/var)/2, d/dlog_p_k = s_k
+    (s the softmax of the summands): no autograd graph over the nodes except what log_p itself carries."""
+
+    @staticmethod
+    def forward(ctx, mu, var, log_p, f, log_w):
+        z = f - mu.unsqueeze(-1)
+        v = var.unsqueeze(-1)
+        a = log_w - 0.5 * (LOG_2PI + torch.log(v) + z * z / v) + log_p
+        out = torch.logsumexp(a, -1)
+        soft = torch.exp(a - out.unsqueeze(-1))
+        soft = torch.where(torch.isfinite(a), soft, torch.zeros_like(soft))
+        ctx.save_for_backward(soft, z, var)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        soft, z, var = ctx.saved_tensors
+        v = var.unsqueeze(-1)
+        d_mu = (soft * z).sum(-1) / var
+        d_var = 0.5 * ((soft * z * z).sum(-1) / (var * var) - soft.sum(-1) / var)
+        d_logp = soft * g.unsqueeze(-1) if ctx.needs_input_grad[2] else None
+        del v
+        return g * d_mu, g * d_var, d_logp, None, None
+
+
+class _RuleSum(torch.autograd.Function):
+    """sum_k exp(log_w_k + log N(f_k|mu,var)) log_p_k per point, analytic backward (as _RuleLogSumExp)."""
+
+    @staticmethod
+    def forward(ctx, mu, var, log_p, f, log_w):
+        z = f - mu.unsqueeze(-1)
+        v = var.unsqueeze(-1)
+        pw = torch.exp(log_w - 0.5 * (LOG_2PI + torch.log(v) + z * z / v))
+        lp = torch.where(pw > 0, pw * log_p, torch.zeros_like(log_p))
+        ctx.save_for_backward(pw, lp, z, var)
+        return lp.sum(-1)
+
+    @staticmethod
+    def backward(ctx, g):
+        pw, lp, z, var = ctx.saved_tensors
+        d_mu = (lp * z).sum(-1) / var
+        d_var = 0.5 * ((lp * z * z).sum(-1) / (var * var) - lp.sum(-1) / var)
+        d_logp = pw * g.unsqueeze(-1) if ctx.needs_input_grad[2] else None
+        return g * d_mu, g * d_var, d_logp, None, None
+
+
 def _prepare(y, mu, var):
     out_dtype = torch.promote_types(mu.dtype, var.dtype)
     y, mu, var = torch.broadcast_tensors(y, mu, var)
@@ -230,8 +278,7 @@ def expected_log_prob(log_lik: LogLik, y, mu, var, features: Features = (), deri
     rule = AdaptiveRule(y, mu, var, features, tilted=peak)
     mu64, var64 = _as64(mu, var)
     log_p = log_lik(rule.y.unsqueeze(-1), rule.f)
-    pw = torch.exp(rule.log_w + rule.log_q(mu, var))
-    value = torch.where(pw > 0, pw * log_p, torch.zeros_like(log_p)).sum(-1)
+    value = _RuleSum.apply(mu64, var64.clamp_min(1e-300), log_p, rule.f, rule.log_w)
     if bool(rule.point_mass.any()):
         d = derivs or autograd_derivs(log_lik)
         _, h = d(rule.y, mu64.detach())
@@ -240,14 +287,18 @@ def expected_log_prob(log_lik: LogLik, y, mu, var, features: Features = (), deri
     return value.to(dtype)
 
 
-def log_marginal(log_lik: LogLik, y, mu, var, features: Features = (), derivs: Derivs | None = None):
-    """log E_N(f|mu,var)[p(y|f)] per point (logsumexp over the nodes)."""
+def log_marginal(log_lik: LogLik, y, mu, var, features: Features = (), derivs: Derivs | None = None,
+                 centre: bool = True):
+    """log E_N(f|mu,var)[p(y|f)] per point (logsumexp over the nodes). centre=False leaves out the tilted
+    mode's panels: for a bounded likelihood with polynomial tails (Student-t) the tilted density's mass lies
+    on q's panels and the likelihood's feature panels already."""
     y, mu, var, dtype = _prepare(y, mu, var)
     y64, mu64, var64 = _as64(y, mu, var)
     d = derivs or autograd_derivs(log_lik)
-    centre = tilted_mode(log_lik, d, y64, mu64, var64.clamp_min(1e-300))
-    rule = AdaptiveRule(y, mu, var, features, tilted=centre)
-    value = torch.logsumexp(rule.log_w + rule.log_q(mu, var) + log_lik(rule.y.unsqueeze(-1), rule.f), -1)
+    tilted = tilted_mode(log_lik, d, y64, mu64, var64.clamp_min(1e-300)) if centre else None
+    rule = AdaptiveRule(y, mu, var, features, tilted=tilted)
+    log_p = log_lik(rule.y.unsqueeze(-1), rule.f)
+    value = _RuleLogSumExp.apply(mu64, var64.clamp_min(1e-300), log_p, rule.f, rule.log_w)
     if bool(rule.point_mass.any()):
         g, h = d(rule.y, mu64.detach())
         approx = log_lik(rule.y, mu64) + 0.5 * var64 * (g * g + h)

@@ -18,6 +18,8 @@ class StudentTLikelihood(ScalarLikelihood):
     name = "student_t"
     metrics = ("nll", "mse")
     raw_units = True
+    # bounded, polynomial tails: q(f) p(y|f) has its mass near mu (q's panels) or near y (the feature's panels)
+    tilted_centre = False
 
     def __init__(self, df: float = 4.0):
         super().__init__()
