@@ -9,7 +9,7 @@ The rule: composite Gauss-Legendre on panels whose breakpoints adapt to each poi
 For q(f) = N(mu, var) the integrand N(f|mu,var) g(f) (g = log p(y|f), p(y|f) or a moment) has at most three
 length scales, and the panels resolve each of them where it lives:
 
-* q itself: breakpoints mu + sd * {-12, -10.5, ..., 12} (1.5 sd panels; the mass outside +-12 sd is 4e-33);
+* q itself: breakpoints mu + sd * {0, +-1.25, +-2.5, +-4, +-6, +-8.5, +-12} (the mass outside +-12 sd is 4e-33);
 * the likelihood's features, given by the likelihood as (centre c, width w) pairs via `features(y)`
   (Student-t: (y, scale); probit and logistic: (0, 1); Poisson: (0, 1) and (log-rate = y, 1/sqrt(y))):
   c +- w * {0.5, 1, 2, 4, ...} (geometric: a panel never spans more than a factor 2 in distance from c,
@@ -56,7 +56,7 @@ LOG_PI_HALF = 0.5 * math.log(math.pi)
 
 PANEL_NODES = 8  # Gauss-Legendre nodes per panel
 RANGE_SD = 12.0  # integration range: mu +- RANGE_SD sd (and c* +- RANGE_SD sd for the tilted density)
-Q_STEP = 1.5  # q's panels, in sd
+Q_OFFSETS = (1.25, 2.5, 4.0, 6.0, 8.5, RANGE_SD)  # q's breakpoints mu +- sd * these (and mu)
 POINT_MASS = 1e-12  # var / w^2 below which the second-order expansion is used
 NEWTON_ITERS = 60
 
@@ -74,7 +74,7 @@ def _legendre(n: int) -> tuple[np.ndarray, np.ndarray]:
 @lru_cache(maxsize=64)
 def _offsets(kind: str, levels: int) -> np.ndarray:
     if kind == "q":
-        half = np.arange(Q_STEP, RANGE_SD + 1e-9, Q_STEP)
+        half = np.array(Q_OFFSETS)
         return np.concatenate([-half[::-1], [0.0], half])
     first = 0.5 if kind == "feature" else 0.75
     half = first * 2.0 ** np.arange(levels)
@@ -224,22 +224,20 @@ class _RuleLogSumExp(torch.autograd.Function):
     @staticmethod
     def forward(ctx, mu, var, log_p, f, log_w):
         z = f - mu.unsqueeze(-1)
-        v = var.unsqueeze(-1)
-        a = log_w - 0.5 * (LOG_2PI + torch.log(v) + z * z / v) + log_p
+        a = z * z
+        a.mul_((-0.5 / var).unsqueeze(-1)).add_(log_w).add_(log_p).add_((-0.5 * (LOG_2PI + torch.log(var))).unsqueeze(-1))
         out = torch.logsumexp(a, -1)
-        soft = torch.exp(a - out.unsqueeze(-1))
-        soft = torch.where(torch.isfinite(a), soft, torch.zeros_like(soft))
+        soft = a.sub_(out.unsqueeze(-1)).exp_()  # 0 on zero-width panels (log_w = -inf)
         ctx.save_for_backward(soft, z, var)
         return out
 
     @staticmethod
     def backward(ctx, g):
         soft, z, var = ctx.saved_tensors
-        v = var.unsqueeze(-1)
-        d_mu = (soft * z).sum(-1) / var
-        d_var = 0.5 * ((soft * z * z).sum(-1) / (var * var) - soft.sum(-1) / var)
+        sz = soft * z
+        d_mu = sz.sum(-1) / var
+        d_var = 0.5 * ((sz * z).sum(-1) / (var * var) - soft.sum(-1) / var)
         d_logp = soft * g.unsqueeze(-1) if ctx.needs_input_grad[2] else None
-        del v
         return g * d_mu, g * d_var, d_logp, None, None
 
 
