@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.special
 import torch
 from torch.nn.functional import logsigmoid
 

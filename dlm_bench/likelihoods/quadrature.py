@@ -52,7 +52,6 @@ import numpy as np
 import torch
 
 LOG_2PI = math.log(2 * math.pi)
-LOG_PI_HALF = 0.5 * math.log(math.pi)
 
 PANEL_NODES = 8  # Gauss-Legendre nodes per panel
 RANGE_SD = 12.0  # integration range: mu +- RANGE_SD sd (and c* +- RANGE_SD sd for the tilted density)
@@ -387,16 +386,3 @@ def sample_tilted(log_lik: LogLik, y, mu, var, num: int, features: Features = ()
     decreasing = l0.gather(-1, k) >= l1.gather(-1, k)
     out = torch.where(decreasing, e0.gather(-1, k) + xk, e1.gather(-1, k) - xk)
     return out.T
-
-
-# -- plain Gauss-Hermite, kept for the estimators that document it (bMC references, tests) --------------------
-@lru_cache(maxsize=16)
-def _gh_numpy(num_nodes: int) -> tuple[np.ndarray, np.ndarray]:
-    x, w = np.polynomial.hermite.hermgauss(num_nodes)  # int e^{-x^2} g(x) dx ~ sum w g(x)
-    return x, np.log(w)
-
-
-def gh_nodes(num_nodes: int, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    x, log_w = _gh_numpy(int(num_nodes))
-    return (torch.as_tensor(x, dtype=like.dtype, device=like.device),
-            torch.as_tensor(log_w, dtype=like.dtype, device=like.device))

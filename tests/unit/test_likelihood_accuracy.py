@@ -36,7 +36,7 @@ MEANS = {"regression": (0.0, 2.5, -1.96), "binary": (-4.0, 0.3, 3.0), "count": (
 
 def width(lik):
     """The likelihood's length scale in f: its scale where it has one, else 1."""
-    return math.sqrt(float(lik.noise.reshape(-1)[0])) if hasattr(lik, "noise") else 1.0
+    return math.sqrt(float(lik.noise.detach().reshape(-1)[0])) if hasattr(lik, "noise") else 1.0
 
 
 def cases(lik, name):
@@ -55,11 +55,6 @@ def reference(name):
         y, mu, var = cases(lik, name)
         _REF[name] = (y, mu, var, dense_reference(lik, y, mu, var))
     return _REF[name]
-
-
-def q_f(mu, var):
-    return gpytorch.distributions.MultivariateNormal(mu, gpytorch.lazify(torch.diag(var))
-                                                     if hasattr(gpytorch, "lazify") else torch.diag_embed(var))
 
 
 def _check(summary, name, quantity, got, want, value=False):
