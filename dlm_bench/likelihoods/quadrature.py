@@ -36,8 +36,9 @@ whose error is O(var^2).
 
 Tilted mode (Laplace centre). phi(f) = log p(y|f) - (f - mu)^2 / (2 var). Starting from mu, a bracket
 [lo, hi] with phi'(lo) > 0 > phi'(hi) is found by doubling steps; then each iteration takes the Newton step
--phi'/phi'' only where phi'' < 0, the step stays inside the bracket and phi does not decrease (an ascent
-step), else it bisects the bracket; the bracket shrinks around a sign change of phi' every iteration. So it
+-phi'/phi'' only where phi'' < 0, the step stays inside the bracket, is at most half the step before the
+last (rtsafe's rule: Newton crawling down an exponential tail, one unit per step, is replaced by bisection)
+and phi does not decrease (an ascent step), else it bisects the bracket; the bracket shrinks around a sign change of phi' every iteration. So it
 converges to a local maximum for any likelihood, log-concave or not (the non-log-concave Student-t's other
 mode, at y, is covered by its feature panels).
 """
@@ -139,10 +140,12 @@ def tilted_mode(log_lik: LogLik, derivs: Derivs, y, mu, var, iters: int = NEWTON
     f = mu.clone()
     f_phi = phi(f)
     done = d0 == 0
+    dx_old = hi - lo  # rtsafe's rule: a Newton step must at least halve the step before the last one
+    dx = dx_old.clone()
     for _ in range(iters):
         d, h = dphi(f)
         newton = f - d / h
-        ok = (h < 0) & (newton > lo) & (newton < hi) & torch.isfinite(newton)
+        ok = (h < 0) & (newton > lo) & (newton < hi) & torch.isfinite(newton) & ((d / h).abs() <= 0.5 * dx_old.abs())
         # converged: the Newton step is below 1e-6 Laplace widths (the rule needs c* to ~0.1 s*)
         done = done | (ok & ((d / h).abs() <= 1e-6 * (-1.0 / h).sqrt())) | ((hi - lo) <= 1e-9 * sd)
         if bool(done.all()):
@@ -158,6 +161,7 @@ def tilted_mode(log_lik: LogLik, derivs: Derivs, y, mu, var, iters: int = NEWTON
         # shrink the bracket around the sign change of phi'
         lo = torch.where(~done & (cd > 0), cand, lo)
         hi = torch.where(~done & (cd <= 0), cand, hi)
+        dx_old, dx = torch.where(done, dx_old, dx), torch.where(done, dx, cand - f)
         f = torch.where(done, f, cand)
         f_phi = torch.where(done, f_phi, c_phi)
     _, h = dphi(f)
