@@ -23,7 +23,6 @@ import torch
 
 from .estimators.bmc import sampled_log_likelihoods
 from .estimators.ups import ups_log_marginal
-from .likelihoods.quadrature import gh_log_marginal
 
 
 @dataclass
@@ -75,8 +74,7 @@ def term_estimators(likelihood, nu: float = 1e-4, sample_sizes=(1, 10, 100)):
 
 
 def quadrature_term(likelihood):
-    log_lik = getattr(likelihood, "log_prob_f")
-    return lambda mu, var, y: gh_log_marginal(log_lik, y, mu, var).sum()
+    return lambda mu, var, y: likelihood.quadrature_log_marginal(y, mu, var).sum()
 
 
 def gradient_samples(marginals_fn, param: torch.Tensor, y: torch.Tensor, term, reps: int) -> np.ndarray:

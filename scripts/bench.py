@@ -18,9 +18,15 @@ import torch  # noqa: E402
 
 import bench_batched  # noqa: E402
 import bench_fixed  # noqa: E402
+import bench_student_t  # noqa: E402
 import bench_threads  # noqa: E402
 import bench_trainer  # noqa: E402
 import bench_ups  # noqa: E402
+
+
+# CPU ms/iteration of scripts/bench_student_t.py at 82ba2af (before issue 26), this 2-core machine, 1 thread,
+# median of interleaved before/after runs under the same load (docs/performance.md)
+STUDENT_T_BEFORE_MS = 8.5
 
 
 def main():
@@ -44,6 +50,8 @@ def main():
     batched_ratio = bench_batched.main(["--indices", "8", "--max-iters", "1000"] if q else [])
     print("== batched beta grid vs one run (joint DLM, probit, unwhitened, 16 betas)", flush=True)
     binary_ratio = bench_batched.main(["--task", "binary", "--indices", "0,8", "--max-iters", "500" if q else "1000"])
+    print("== Student-t DLM step (the likelihood layer's quadrature, issue 26)", flush=True)
+    student_t_ms = bench_student_t.main(["--rounds", "3" if q else "5"])
     print("== thread count", flush=True)
     thread_ratio, cores = bench_threads.main(["--repeats", "2" if q else "3"])
     torch.set_num_threads(args.threads)
@@ -64,6 +72,8 @@ def main():
           f"{batched_ratio:6.2f}   target <= 3: {verdict(batched_ratio <= 3)}")
     print(f"batched-grid wall / one-run wall (joint DLM, probit, unwhitened, 16 betas, 2-D synthetic data, n=500, "
           f"M=20)  {binary_ratio:6.2f}   (16 separate runs: 16)")
+    print(f"Student-t DLM step (boston, M=50, quadrature)    {student_t_ms:6.2f} ms/iteration   target <= 1.5 x "
+          f"{STUDENT_T_BEFORE_MS} ms (measured before issue 26): {verdict(student_t_ms <= 1.5 * STUDENT_T_BEFORE_MS)}")
     print(f"1-thread / {cores}-thread wall, default run           {thread_ratio:6.2f}   (< 1: one thread is faster; "
           f"dlm_bench/threads.py picks 1 here)")
 

@@ -212,3 +212,106 @@ def assert_batched_member_equals(ra: dict, rb: dict, name: str = "") -> None:
     assert set(ra["metrics"]) == set(rb["metrics"])
     for m, v in ra["metrics"].items():
         assert rb["metrics"][m] == pytest.approx(v, rel=1e-6), (name, m)
+
+
+# --- dense-grid float64 references for the accuracy contract (issue 26) --------------------------------
+
+
+def _simpson_weights(n: int) -> np.ndarray:
+    w = np.ones(n)
+    w[1:-1:2], w[2:-1:2] = 4.0, 2.0
+    return w / 3.0
+
+
+def _tilted_peak(log_density, mu: np.ndarray, sd: np.ndarray, reach: float = 1e6, num: int = 4001,
+                 refine: int = 3) -> np.ndarray:
+    """argmax over f of log_density(f) (cases, points) -> (cases, points), found by a sinh-spaced scan from mu
+    out to +-reach sd, refined `refine` times on uniform grids between the argmax's neighbours."""
+    t = np.linspace(-np.arcsinh(reach), np.arcsinh(reach), num)
+    f = mu[:, None] + sd[:, None] * np.sinh(t)[None, :]
+    for _ in range(refine + 1):
+        ld = np.nan_to_num(log_density(f), nan=-np.inf)
+        k = np.clip(ld.argmax(1), 1, f.shape[1] - 2)
+        rows = np.arange(len(mu))
+        a, b = f[rows, k - 1], f[rows, k + 1]
+        best = f[rows, ld.argmax(1)]
+        f = a[:, None] + (b - a)[:, None] * np.linspace(0, 1, 401)[None, :]
+    return best
+
+
+@torch.no_grad()
+def _dense_segments(log_density, mu, sd, num_q: int, num_peak: int):
+    """Nodes (cases, K) and Simpson weights of a domain decomposition: [mu - 14 sd, mu + 14 sd] with num_q
+    points, plus the parts of [c - 40 s, c + 40 s] (c the tilted density's argmax, s its curvature width, at
+    most sd) outside it, num_peak points each; the peak window replaces the q window where they overlap."""
+    c = _tilted_peak(log_density, mu, sd)
+    h = 1e-4 * sd
+    l0, lp, lm = (log_density(x[:, None])[:, 0] for x in (c, c + h, c - h))
+    curv = -(lp + lm - 2 * l0) / h**2
+    s = np.where(np.isfinite(curv) & (curv > 0), 1 / np.sqrt(np.maximum(curv, 1e-300)), sd)
+    s = np.minimum(s, sd)
+    L, R = c - 40 * s, c + 40 * s
+    qa, qb = mu - 14 * sd, mu + 14 * sd
+    pieces = []
+
+    def piece(a, b, n):
+        t = np.linspace(0, 1, n)
+        return a[:, None] + (b - a)[:, None] * t, (b - a)[:, None] / (n - 1) * _simpson_weights(n)[None, :]
+
+    # q window minus the peak window: [qa, min(qb, L)] and [max(qa, R), qb], then the peak window
+    pieces.append(piece(qa, np.maximum(qa, np.minimum(qb, L)), num_q))
+    pieces.append(piece(np.minimum(qb, np.maximum(qa, R)), qb, num_q))
+    pieces.append(piece(L, R, num_peak))
+    f = np.concatenate([p[0] for p in pieces], 1)
+    w = np.concatenate([p[1] for p in pieces], 1)
+    return f, w
+
+
+def dense_reference(likelihood, y, mu, var, num_q: int = 100001, num_peak: int = 20001, chunk: int = 16):
+    """Dense-grid float64 references per case, integrand forward(f).log_prob(y) (torch.distributions, not the
+    code's log_prob_f), Simpson's rule on the domain decomposition of `_dense_segments`:
+    dict of arrays: elp, elp_dmu, elp_dvar, lm, lm_dmu, lm_dvar and, for each of the likelihood's own
+    parameters (name -> gradient of elp / lm). Gradients in (mu, var): the rule applied to the exact
+    derivative of the integrand (autograd through N(f|mu, var) at fixed nodes); in the likelihood's
+    parameters: autograd through torch's log_prob."""
+    y, mu, var = (np.asarray(a, dtype=np.float64) for a in np.broadcast_arrays(y, mu, var))
+    params = [(n, p) for n, p in likelihood.named_parameters()]
+    out = {k: [] for k in ("elp", "elp_dmu", "elp_dvar", "lm", "lm_dmu", "lm_dvar")}
+    for n, _ in params:
+        out[f"elp_d{n}"], out[f"lm_d{n}"] = [], []
+    for i in range(0, len(y), chunk):
+        yy, mm, vv = y[i:i + chunk], mu[i:i + chunk], var[i:i + chunk]
+        sd = np.sqrt(vv)
+
+        def log_density(f, yy=yy, mm=mm, vv=vv):
+            ft = torch.as_tensor(f)
+            with torch.no_grad():
+                lp = likelihood.forward(ft).log_prob(torch.as_tensor(yy)[:, None].expand_as(ft)).numpy()
+            return lp - 0.5 * (np.log(2 * np.pi * vv[:, None]) + (f - mm[:, None]) ** 2 / vv[:, None])
+
+        f, w = _dense_segments(log_density, mm, sd, num_q, num_peak)
+        ft, lw = torch.as_tensor(f), torch.log(torch.as_tensor(w))
+        m_t = torch.tensor(mm, requires_grad=True)
+        v_t = torch.tensor(vv, requires_grad=True)
+        log_q = -0.5 * (math.log(2 * math.pi) + torch.log(v_t)[:, None] + (ft - m_t[:, None]) ** 2 / v_t[:, None])
+        log_p = likelihood.forward(ft).log_prob(torch.as_tensor(yy)[:, None].expand_as(ft))
+        pw = torch.exp(lw + log_q)
+        elp = torch.where(pw > 0, pw * log_p, torch.zeros_like(log_p)).sum(1)
+        lm = torch.logsumexp(lw + log_q + log_p, 1)
+        for name, val in (("elp", elp), ("lm", lm)):
+            g_mu, g_var = torch.autograd.grad(val.sum(), [m_t, v_t], retain_graph=True)
+            out[name].append(val.detach().numpy())
+            out[f"{name}_dmu"].append(g_mu.numpy())
+            out[f"{name}_dvar"].append(g_var.numpy())
+        tilt = torch.softmax((lw + log_q + log_p).detach(), 1)
+        for n, p in params:  # central differences of log p on the grid in the raw parameter (h = 1e-6)
+            with torch.no_grad():
+                lps = []
+                for sign in (1, -1):
+                    p.add_(sign * 1e-6)
+                    lps.append(likelihood.forward(ft).log_prob(torch.as_tensor(yy)[:, None].expand_as(ft)))
+                    p.sub_(sign * 1e-6)
+                dlp = (lps[0] - lps[1]) / 2e-6
+                out[f"elp_d{n}"].append(torch.where(pw > 0, pw.detach() * dlp, torch.zeros_like(dlp)).sum(1).numpy())
+                out[f"lm_d{n}"].append((tilt * dlp).sum(1).numpy())
+    return {k: np.concatenate(v) for k, v in out.items()}

@@ -37,10 +37,13 @@ from dataclasses import dataclass
 import torch
 from gpytorch.mlls._approximate_mll import _ApproximateMarginalLogLikelihood
 
-from ..likelihoods.quadrature import gh_log_marginal
+from ..likelihoods import quadrature as quad
+from .quadrature import log_marginal as quadrature_log_marginal
 
 MAX_N = 10
-MAX_PROPOSALS_PER_EXAMPLE = 10_000_000
+# K: proposals a (sample, example) pair may draw before its sample comes from the exact fallback (the inverse
+# CDF of the tilted density on the adaptive grid of likelihoods/quadrature.py, `quad.sample_tilted`)
+MAX_PROPOSALS_PER_EXAMPLE = 10_000
 LOG_2PI = math.log(2 * math.pi)
 
 
@@ -50,6 +53,7 @@ class UPSStats:
     proposals: int = 0  # proposals a sequential sampler would have drawn (for each pair: up to its first accept)
     fallback: int = 0  # (sample, example) pairs not accepted in the first vectorised round
     rounds: int = 0  # vectorised rounds (all pairs, then the leftovers with adaptive proposal counts)
+    inverse_cdf: int = 0  # pairs not accepted within MAX_PROPOSALS_PER_EXAMPLE proposals: exact fallback sample
 
     @property
     def proposals_per_sample(self) -> float:
@@ -60,6 +64,7 @@ class UPSStats:
         self.proposals += other.proposals
         self.fallback += other.fallback
         self.rounds += other.rounds
+        self.inverse_cdf += other.inverse_cdf
 
 
 def _log_lik(likelihood, y, f):
@@ -100,8 +105,27 @@ MAX_ROUND_ELEMENTS = 1 << 21
 SMALL_ROUND = 8192
 
 
+def _fallback_samples(likelihood, y, mu, var):
+    """One exact sample per entry from q~(f) ∝ N(f|mu,var) p(y|f) (1-D tensors of pairs; repeated examples
+    share one grid): the inverse CDF of the tilted density on the adaptive grid (`quad.sample_tilted`)."""
+    key = torch.stack([y, mu, var], -1)
+    uniq, inverse = torch.unique(key, dim=0, return_inverse=True)
+    counts = torch.bincount(inverse, minlength=uniq.shape[0])
+    yu, mu_u, var_u = uniq.unbind(-1)
+    features = likelihood.features(yu) if hasattr(likelihood, "features") else ()
+    derivs = getattr(likelihood, "log_prob_f_derivs", None)
+    draws = quad.sample_tilted(lambda yy, f: _log_lik(likelihood, yy, f), yu, mu_u, var_u, int(counts.max()),
+                               features, derivs)  # (max count, unique)
+    order = torch.argsort(inverse, stable=True)
+    start = torch.cumsum(counts, 0) - counts
+    rank = torch.empty_like(inverse)
+    rank[order] = torch.arange(inverse.numel(), device=inverse.device) - start[inverse[order]]
+    return draws[rank, inverse].to(mu.dtype)
+
+
 @torch.no_grad()
-def ups_sample(likelihood, y, mu, var, num_samples: int, max_n: int = MAX_N, log_marginal=None):
+def ups_sample(likelihood, y, mu, var, num_samples: int, max_n: int = MAX_N, log_marginal=None,
+               max_proposals: int = MAX_PROPOSALS_PER_EXAMPLE):
     """Exact samples from q~(f_i) ∝ N(f_i|mu_i, var_i) p(y_i|f_i): tensor (num_samples, N) and UPSStats.
 
     Each (sample, example) pair is its own rejection sampler: an i.i.d. sequence of proposals
@@ -110,7 +134,11 @@ def ups_sample(likelihood, y, mu, var, num_samples: int, max_n: int = MAX_N, log
     still without a sample a block of k_i proposals (k_i from the expected count l_max / E_q[p(y_i|f)];
     `log_marginal` is log E_q[p(y_i|f)] if the caller has it, else it is computed here), and a pair takes
     the first accepted proposal of its block. How the sequences are cut into blocks does not change
-    which proposal is the first accepted one, so the samples are exact whatever k_i is.
+    which proposal is the first accepted one, so the samples are exact whatever k_i is. A pair that has
+    drawn `max_proposals` proposals without an acceptance (or is expected to need more than that) takes
+    its sample from the exact fallback instead (`_fallback_samples`; counted in `UPSStats.inverse_cdf`):
+    the rejection sampler conditioned on failing and the fallback both sample q~ exactly, so the mixture
+    does too, and the work per example is bounded.
     """
     y, mu, var = y.detach(), mu.detach(), var.detach().clamp_min(1e-12)
     sigma = var.sqrt()
@@ -146,15 +174,27 @@ def ups_sample(likelihood, y, mu, var, num_samples: int, max_n: int = MAX_N, log
     expected = torch.exp(log_max - log_marginal.detach().reshape(mu.shape)).reshape(-1)
     expected = torch.nan_to_num(expected, nan=1.0, posinf=float(MAX_PROPOSALS_PER_EXAMPLE)).clamp(1.0, 1e12)
     drawn = torch.ones(todo.numel(), dtype=torch.long, device=mu.device)  # proposals so far, per pair
+    var_f = var.expand_as(mu).reshape(-1)
     while todo.numel():
         ex = todo % N
         e = expected[ex]
+        # out of budget (or expected to be): the exact fallback, one sample per pair
+        over = (drawn >= max_proposals) | (e > max_proposals)
+        if bool(over.any()):
+            idx = todo[over]
+            exo = idx % N
+            out[idx] = _fallback_samples(likelihood, yf[exo], muf[exo], var_f[exo])
+            stats.inverse_cdf += int(idx.numel())
+            stats.proposals += int(drawn[over].sum())
+            todo, drawn, ex, e = todo[~over], drawn[~over], ex[~over], e[~over]
+            if todo.numel() == 0:
+                break
         # few pairs left: larger blocks, so that about one pair is expected to be left after the round
         # (a round costs a fixed ~20 tensor operations, worth a few thousand proposals)
         factor = ROUND_FACTOR
         if float(e.sum()) * math.log(todo.numel() + 1) < SMALL_ROUND:
             factor = max(ROUND_FACTOR, math.log(todo.numel() + 1))
-        k = torch.ceil(factor * e).long().clamp(2, MAX_ROUND_ELEMENTS)
+        k = torch.minimum(torch.ceil(factor * e).long().clamp(2, MAX_ROUND_ELEMENTS), max_proposals - drawn).clamp_min(1)
         total = int(k.sum())
         if total > MAX_ROUND_ELEMENTS:  # share the round's budget (at least 1 proposal per pair)
             k = (k * (MAX_ROUND_ELEMENTS / total)).long().clamp_min(1)
@@ -174,19 +214,14 @@ def ups_sample(likelihood, y, mu, var, num_samples: int, max_n: int = MAX_N, log
         drawn = drawn[~got] + k[~got]
         todo = todo[~got]
         stats.rounds += 1
-        if todo.numel() and int(drawn.max()) >= MAX_PROPOSALS_PER_EXAMPLE:
-            i = int(todo[drawn.argmax()] % N)
-            raise RuntimeError(
-                f"uPS: no sample after {int(drawn.max())} proposals for example {i} (mu={muf[i]:.3g}, "
-                f"var={var.reshape(-1)[i]:.3g}, y={yf[i]:.3g}); acceptance E_q[p(y|f)]/l_max is too small")
     return out.reshape(shape), stats
 
 
 def _value(likelihood, y, mu, var):
-    """log E_q[p(y|f)] per point: the likelihood's closed form, else adaptive Gauss-Hermite."""
+    """log E_q[p(y|f)] per point: the likelihood's closed form, else the adaptive quadrature."""
     if hasattr(likelihood, "predictive_log_marginal"):
         return likelihood.predictive_log_marginal(y, mu, var)
-    return gh_log_marginal(lambda yy, f: _log_lik(likelihood, yy, f), y, mu, var)
+    return quadrature_log_marginal(likelihood, y, mu, var)
 
 
 class UPSLogMarginal(torch.autograd.Function):
@@ -232,6 +267,12 @@ class UPSPredictiveLogLikelihood(_ApproximateMarginalLogLikelihood):
         super().__init__(likelihood, model, num_data, beta=beta, combine_terms=combine_terms)
         self.num_samples = int(num_samples)
         self.stats = UPSStats()
+
+    @property
+    def fallbacks(self) -> int:
+        """(sample, example) pairs whose sample came from the exact inverse-CDF fallback, cumulative since
+        construction (over all training iterations): the number issue 26 asks run.json to record."""
+        return self.stats.inverse_cdf
 
     def _log_likelihood_term(self, approximate_dist_f, target, **kwargs):
         value, stats = ups_log_marginal(self.likelihood, target, approximate_dist_f.mean,

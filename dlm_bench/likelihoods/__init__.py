@@ -13,7 +13,6 @@ from .logistic import LogisticLikelihood
 from .poisson import PoissonExpLikelihood, PoissonSoftplusLikelihood
 from .probit import ProbitLikelihood, log_normal_cdf
 from .predictive import LatentGaussianPredictive
-from .quadrature import gh_expected_log_prob, gh_log_marginal
 from .student_t import StudentTLikelihood
 
 LIKELIHOODS = {
@@ -46,5 +45,5 @@ __all__ = [
     "LIKELIHOODS", "TASK_LIKELIHOODS", "DEFAULT_FOR_TASK", "has_closed_form", "ScalarLikelihood",
     "BinaryLikelihood", "GaussianLikelihood", "LatentGaussianPredictive",
     "ProbitLikelihood", "LogisticLikelihood", "PoissonExpLikelihood", "PoissonSoftplusLikelihood",
-    "StudentTLikelihood", "log_normal_cdf", "gh_log_marginal", "gh_expected_log_prob",
+    "StudentTLikelihood", "log_normal_cdf",
 ]

@@ -1,6 +1,6 @@
 """Logistic (Bernoulli) likelihood p(y=1|f) = sigmoid(f), y in {0, 1}: log p = -softplus(-(2y-1) f).
-No closed form for either expectation: both use log-space Gauss-Hermite quadrature (so does the predictive
-Bernoulli's probability E_q[sigmoid(f)])."""
+No closed form for either expectation: both use the adaptive quadrature of likelihoods/quadrature.py (so does
+the predictive Bernoulli's probability E_q[sigmoid(f)])."""
 
 from __future__ import annotations
 
@@ -17,6 +17,13 @@ class LogisticLikelihood(BinaryLikelihood):
 
     def log_prob_f(self, y, f):
         return -F.softplus(-(2 * y - 1) * f)
+
+    def log_prob_f_derivs(self, y, f):
+        s = 2 * y - 1
+        return s * torch.sigmoid(-s * f), -torch.sigmoid(f) * torch.sigmoid(-f)
+
+    def features(self, y):
+        return [(torch.zeros_like(y), torch.ones_like(y))]  # the transition of -softplus(-s f) at f = 0
 
     def logits(self, f):
         return f

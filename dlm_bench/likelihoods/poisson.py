@@ -2,8 +2,9 @@
 
 * `PoissonExpLikelihood`: rate exp(f). log p(y|f) = y f - exp(f) - lgamma(y+1); the ELBO term has the
   closed form E_N(f|mu,var)[log p] = y mu - exp(mu + var/2) - lgamma(y+1); log E_q[p(y|f)] has none
-  (adaptive log-space Gauss-Hermite). Predictive mean E[y] = E_q[exp f] = exp(mu + var/2).
-* `PoissonSoftplusLikelihood`: rate softplus(f) (gentler tails); everything by quadrature.
+  (the adaptive rule of likelihoods/quadrature.py, centred at the tilted mode). Predictive mean
+  E[y] = E_q[exp f] = exp(mu + var/2).
+* `PoissonSoftplusLikelihood`: rate softplus(f) (gentler tails); everything by the adaptive rule.
 
 `forward(f)` is torch's Poisson(rate(f)); the predictive (`marginal`) has no closed form (its log_prob is
 the adaptive quadrature above, its mean / variance closed form (exp) or Gauss-Hermite (softplus)).
@@ -22,7 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from .base import ScalarLikelihood
-from .quadrature import gh_expectation
+from . import quadrature as quad
 
 
 def _poisson_log_max(y):
@@ -54,8 +55,19 @@ class PoissonExpLikelihood(_Poisson):
         e = torch.exp(f)
         return y - e, -e
 
+    def features(self, y):
+        yy = y.clamp_min(1.0)
+        return [(torch.log(yy), yy.rsqrt())]  # the peak at rate = y (width 1/sqrt(y) in f)
+
+    def expected_log_prob_peak(self, mu, var):
+        return (mu + var).detach(), var.detach()  # N(f|mu,var) e^f peaks at mu + var
+
     def exact_expected_log_prob(self, y, mu, var):
         return y * mu - torch.exp(mu + var / 2) - torch.lgamma(y + 1)
+
+    def exact_expected_log_prob_and_derivatives(self, y, mu, var):
+        rate = torch.exp(mu + var / 2)
+        return y * mu - rate - torch.lgamma(y + 1), y - rate, -0.5 * rate
 
     def log_max(self, y):
         return _poisson_log_max(y)
@@ -72,6 +84,13 @@ class PoissonExpLikelihood(_Poisson):
         return m + m**2 * torch.expm1(var)
 
 
+def _log_softplus(f):
+    """log softplus(f) without underflow: f + log1p(-e^f/2 + ...) ~ f - e^f/2 below f = -20."""
+    low = f < -20
+    safe = torch.where(low, torch.zeros_like(f), f)
+    return torch.where(low, f - 0.5 * torch.exp(torch.minimum(f, torch.zeros_like(f))), torch.log(F.softplus(safe)))
+
+
 def _inv_softplus(y):
     """softplus^-1(y) = log(expm1(y)) = y + log(-expm1(-y)), stable for large y; -inf at 0."""
     return y + torch.log(-torch.expm1(-y))
@@ -82,7 +101,21 @@ class PoissonSoftplusLikelihood(_Poisson):
     rate = staticmethod(F.softplus)
 
     def log_prob_f(self, y, f):
-        return torch.xlogy(y, F.softplus(f)) - F.softplus(f) - torch.lgamma(y + 1)
+        return torch.where(y > 0, y * _log_softplus(f), torch.zeros_like(f)) - F.softplus(f) - torch.lgamma(y + 1)
+
+    def log_prob_f_derivs(self, y, f):
+        lam, s1 = F.softplus(f), torch.sigmoid(f)
+        s2 = s1 * torch.sigmoid(-f)
+        ratio = torch.where(y > 0, y / lam, torch.zeros_like(lam))
+        return (ratio - 1) * s1, (ratio - 1) * s2 - ratio / lam * s1 * s1
+
+    def features(self, y):
+        yy = y.clamp_min(1.0)
+        # the link's transition at f = 0 and the peak at rate = y (width ~ sqrt(y) in f)
+        return [(torch.zeros_like(y), torch.ones_like(y)), (_inv_softplus(yy), yy.sqrt())]
+
+    def moment_features(self):
+        return [(0.0, 1.0)]
 
     def log_max(self, y):
         return _poisson_log_max(y)
@@ -91,9 +124,10 @@ class PoissonSoftplusLikelihood(_Poisson):
         return torch.where(y > 0, _inv_softplus(y), torch.full_like(y, -math.inf))
 
     def predictive_mean(self, mu, var):
-        return gh_expectation(F.softplus, mu, var, num_nodes=40)
+        return quad.expectation(F.softplus, mu, var, self._moment_features(mu))
 
     def predictive_variance(self, mu, var):
-        """E[rate] + Var[rate] = E[rate] + E[rate^2] - E[rate]^2 (Gauss-Hermite)."""
+        """E[rate] + Var[rate] = E[rate] + E[rate^2] - E[rate]^2 (adaptive quadrature)."""
         m = self.predictive_mean(mu, var)
-        return m + (gh_expectation(lambda f: F.softplus(f) ** 2, mu, var, num_nodes=40) - m**2).clamp_min(0)
+        second = quad.expectation(lambda f: F.softplus(f) ** 2, mu, var, self._moment_features(mu))
+        return m + (second - m**2).clamp_min(0)

@@ -26,6 +26,15 @@ class ProbitLikelihood(BinaryLikelihood):
     def log_prob_f(self, y, f):
         return log_normal_cdf((2 * y - 1) * f)
 
+    def log_prob_f_derivs(self, y, f):
+        s = 2 * y - 1
+        z = s * f
+        r = torch.exp(-0.5 * z * z - 0.5 * math.log(2 * math.pi) - log_normal_cdf(z))  # phi(z) / Phi(z)
+        return s * r, -r * (z + r)
+
+    def features(self, y):
+        return [(torch.zeros_like(y), torch.ones_like(y))]  # the transition of log Phi(s f) at f = 0
+
     def logits(self, f):
         return log_normal_cdf(f) - log_normal_cdf(-f)  # log Phi(f) - log Phi(-f), exact in the tails
 

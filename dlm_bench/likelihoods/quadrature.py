@@ -1,104 +1,392 @@
-"""Gauss-Hermite quadrature in log space for one-dimensional Gaussian expectations.
+"""The one place where Gaussian expectations of a likelihood are integrated (issue 26).
 
-GPyTorch's `_OneDimensionalLikelihood.log_marginal` averages probabilities (exp of log p), which
-underflows to log 0 = -inf when p(y|f) is tiny at every node (e.g. Poisson y = 200 far from exp(mu)).
-Here every sum is a logsumexp.
+Every non-closed-form quantity of every likelihood goes through `AdaptiveRule`: the likelihoods of this package
+(ELBO and DLM terms, predictive densities and moments), the LGM sites (lgm/sites.py), the uPS value and its
+exact fallback sampler (estimators/ups.py), the estimator classes (estimators/quadrature.py).
 
-* `gh_expected_log_prob`: E_N(mu,var)[log p(y|f)] with plain Gauss-Hermite (log p is smooth in f).
-* `gh_log_marginal`: log E_N(mu,var)[p(y|f)] with *adaptive* Gauss-Hermite (Liu & Pierce 1994): the
-  nodes are centred at the mode f* of log N(f|mu,var) + log p(y|f) with the Laplace width s, and the
-  integrand is reweighted by N(f|mu,var) / N(f|f*,s^2). This is exact for Gaussian integrands and
-  stays accurate when q(f) and p(y|f) are badly misaligned (a peaked likelihood in q's tail), where
-  plain Gauss-Hermite nodes miss the likelihood's peak. f* and s are found without gradient (Newton
-  steps); the value is differentiable in (mu, var) through the reweighting, so the result's gradient is
-  the gradient of the quadrature rule with fixed nodes.
+The rule: composite Gauss-Legendre on panels whose breakpoints adapt to each point
+-------------------------------------------------------------------------------------
+For q(f) = N(mu, var) the integrand N(f|mu,var) g(f) (g = log p(y|f), p(y|f) or a moment) has at most three
+length scales, and the panels resolve each of them where it lives:
+
+* q itself: breakpoints mu + sd * {0, +-1.25, +-2.5, +-4, +-6, +-8.5, +-12} (the mass outside +-12 sd is 4e-33);
+* the likelihood's features, given by the likelihood as (centre c, width w) pairs via `features(y)`
+  (Student-t: (y, scale); probit and logistic: (0, 1); Poisson: (0, 1) and (log-rate = y, 1/sqrt(y))):
+  c +- w * {0.5, 1, 2, 4, ...} (geometric: a panel never spans more than a factor 2 in distance from c,
+  so power-law tails and kinks of width w are resolved at any var / w^2, from 1e-4 to 1e4 and beyond);
+* for log E_q[p(y|f)] also the tilted density q(f) p(y|f): its mode c* (`tilted_mode`, a safeguarded
+  Newton iteration, below) and Laplace width s*: c* +- s* * {0.75, 1.5, 3, 6, 12, 24, ...}.
+
+The breakpoints of all families are merged, clipped to the integration range (mu +- 12 sd, widened to
+c* +- 12 sd for the tilted density) and sorted; every panel between two consecutive breakpoints gets
+`PANEL_NODES` Gauss-Legendre nodes. Merging keeps every panel inside one panel of each family, so the
+integrand is smooth on the scale of every panel (analytic in a Bernstein ellipse of parameter >= ~5 for
+the likelihoods here) and the error of 8 nodes per panel is at the level of float64 round-off. The number
+of geometric levels is the smallest that reaches the integration range for the whole batch, so a batch
+with var ~ w^2 costs ~40 panels per point and one with var = 1e4 w^2 ~70.
+
+Sums of log p(y|f) are weighted sums; log E_q[p] is a logsumexp over the nodes (no underflow however far
+the likelihood's peak sits in q's tail). The breakpoints are computed without gradient; the value is
+differentiable through the weights N(f_k|mu,var) (and through log p(y|f_k) for the likelihood's own
+parameters), so its gradient in (mu, var) is the same composite rule applied to the exact derivative of
+the integrand, as accurate as the value. Inputs of any floating dtype are integrated in float64 and the
+result is returned in the input dtype. var below 1e-12 w^2 (q a point mass on the scale of every feature)
+uses the second-order expansion log p(y|mu) + var/2 d2/df2 (E_q[log p]) or + var/2 (g^2 + d2) (log E_q[p]),
+whose error is O(var^2).
+
+Tilted mode (Laplace centre). phi(f) = log p(y|f) - (f - mu)^2 / (2 var). Starting from mu, a bracket
+[lo, hi] with phi'(lo) > 0 > phi'(hi) is found by doubling steps; then each iteration takes the Newton step
+-phi'/phi'' only where phi'' < 0, the step stays inside the bracket, is at most half the step before the
+last (rtsafe's rule: Newton crawling down an exponential tail, one unit per step, is replaced by bisection)
+and phi does not decrease (an ascent step), else it bisects the bracket; the bracket shrinks around a sign change of phi' every iteration. So it
+converges to a local maximum for any likelihood, log-concave or not (the non-log-concave Student-t's other
+mode, at y, is covered by its feature panels).
 """
 
 from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
 
-LOG_PI_HALF = 0.5 * math.log(math.pi)
 LOG_2PI = math.log(2 * math.pi)
 
-
-@lru_cache(maxsize=16)
-def _gh_numpy(num_nodes: int) -> tuple[np.ndarray, np.ndarray]:
-    x, w = np.polynomial.hermite.hermgauss(num_nodes)  # int e^{-x^2} g(x) dx ~ sum w g(x)
-    return x, np.log(w)
-
-
-def gh_nodes(num_nodes: int, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    x, log_w = _gh_numpy(int(num_nodes))
-    return (torch.as_tensor(x, dtype=like.dtype, device=like.device),
-            torch.as_tensor(log_w, dtype=like.dtype, device=like.device))
-
+PANEL_NODES = 8  # Gauss-Legendre nodes per panel
+RANGE_SD = 12.0  # integration range: mu +- RANGE_SD sd (and c* +- RANGE_SD sd for the tilted density)
+Q_OFFSETS = (1.25, 2.5, 4.0, 6.0, 8.5, RANGE_SD)  # q's breakpoints mu +- sd * these (and mu)
+POINT_MASS = 1e-12  # var / w^2 below which the second-order expansion is used
+NEWTON_ITERS = 60
 
 LogLik = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  # (y, f) -> log p(y|f), broadcasting
+Derivs = Callable[[torch.Tensor, torch.Tensor], tuple]  # (y, f) -> (d/df, d2/df2) of log p(y|f)
+Features = Sequence[tuple[torch.Tensor, torch.Tensor]]  # [(centre, width), ...], each broadcastable to y
 
 
-def gh_expected_log_prob(log_lik: LogLik, y, mu, var, num_nodes: int = 20) -> torch.Tensor:
-    """E_N(f|mu,var)[log p(y|f)] per point (plain Gauss-Hermite)."""
-    x, log_w = gh_nodes(num_nodes, mu)
-    f = mu.unsqueeze(-1) + torch.sqrt(2 * var.clamp_min(0)).unsqueeze(-1) * x
-    w = torch.exp(log_w - LOG_PI_HALF)
-    return (log_lik(y.unsqueeze(-1), f) * w).sum(-1)
+@lru_cache(maxsize=8)
+def _legendre(n: int) -> tuple[np.ndarray, np.ndarray]:
+    x, w = np.polynomial.legendre.leggauss(n)
+    return x, w
+
+
+@lru_cache(maxsize=64)
+def _offsets(kind: str, levels: int) -> np.ndarray:
+    if kind == "q":
+        half = np.array(Q_OFFSETS)
+        return np.concatenate([-half[::-1], [0.0], half])
+    first = 0.5 if kind == "feature" else 0.75
+    half = first * 2.0 ** np.arange(levels)
+    return np.concatenate([-half[::-1], [0.0], half])
+
+
+def _levels(reach: torch.Tensor, first: float) -> int:
+    """Geometric levels so that first * 2^(levels-1) >= reach (the batch's largest), between 2 and 60."""
+    r = float(torch.nan_to_num(reach, nan=1.0, posinf=1e18).max()) if reach.numel() else 1.0
+    return int(min(60, max(2, math.ceil(math.log2(max(r, first) / first)) + 1)))
+
+
+def _as64(*ts):
+    return tuple(t.to(torch.float64) if t.is_floating_point() else t.double() for t in ts)
 
 
 def _normal_log_pdf(f, mean, var):
     return -0.5 * (LOG_2PI + torch.log(var) + (f - mean) ** 2 / var)
 
 
-@torch.no_grad()
-def laplace_centre(log_lik: LogLik, y, mu, var, iters: int = 12, derivs=None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Mode f* and Laplace variance s^2 of N(f|mu,var) p(y|f), by damped Newton steps (derivatives of
-    log p by autograd, elementwise). Non-log-concave likelihoods: where the curvature is not negative
-    the prior curvature -1/var is used, so the steps stay ascent steps. `derivs(y, f)` -> (d/df, d2/df2) of
-    log p, if given, replaces autograd (same values, much faster)."""
-    mu, var = mu.detach(), var.detach().clamp_min(1e-12)
-    f = mu.clone()
-    y = y.detach()
+def autograd_derivs(log_lik: LogLik) -> Derivs:
+    """(d/df, d2/df2) of log p(y|f) by autograd, for a likelihood without analytic derivatives."""
 
-    def autograd_derivs(f):
+    def derivs(y, f):
         with torch.enable_grad():
-            f = f.clone().requires_grad_(True)
-            lp = log_lik(y, f)
-            (g,) = torch.autograd.grad(lp.sum(), f, create_graph=True)
-            (h,) = torch.autograd.grad(g.sum(), f)
-        return g.detach(), h.detach()
+            f = f.detach().clone().requires_grad_(True)
+            (g,) = torch.autograd.grad(log_lik(y, f).sum(), f, create_graph=True)
+            (h,) = torch.autograd.grad(g.sum(), f, allow_unused=True) if g.requires_grad else (None,)
+        return g.detach(), (torch.zeros_like(g) if h is None else h.detach())
 
-    derivs = autograd_derivs if derivs is None else (lambda f, d=derivs: d(y, f))
+    return derivs
+
+
+@torch.no_grad()
+def tilted_mode(log_lik: LogLik, derivs: Derivs, y, mu, var, iters: int = NEWTON_ITERS):
+    """(c*, s*^2): a local maximum of phi(f) = log p(y|f) + log N(f|mu,var) and -1/phi''(c*) (var where
+    phi'' >= 0), by Newton steps that must ascend and stay in a shrinking bracket, else bisection."""
+    y, mu, var = torch.broadcast_tensors(y.detach(), mu.detach(), var.detach())
+    sd = var.sqrt()
+
+    def dphi(f):
+        g, h = derivs(y, f)
+        return g - (f - mu) / var, h - 1.0 / var
+
+    def phi(f):
+        return log_lik(y, f) - 0.5 * (f - mu) ** 2 / var
+
+    d0, _ = dphi(mu)
+    d0 = torch.nan_to_num(d0)
+    direction = torch.where(d0 >= 0, 1.0, -1.0).to(mu)
+    # bracket: a = mu (phi' has the sign of direction there); double the step until phi' changes sign
+    step = torch.maximum(sd, (var * d0.abs()).clamp_max(1e30))
+    other = mu + direction * step
+    for _ in range(200):
+        d, _ = dphi(other)
+        need = (d * direction > 0) & torch.isfinite(other)
+        if not bool(need.any()):
+            break
+        step = torch.where(need, 2 * step, step)
+        other = torch.where(need, mu + direction * step, other)
+    lo = torch.where(direction > 0, mu, other)
+    hi = torch.where(direction > 0, other, mu)
+    f = mu.clone()
+    f_phi = phi(f)
+    done = d0 == 0
+    dx_old = hi - lo  # rtsafe's rule: a Newton step must at least halve the step before the last one
+    dx = dx_old.clone()
     for _ in range(iters):
-        g, h = derivs(f)
-        grad = g - (f - mu) / var
-        curv = torch.minimum(h, torch.zeros_like(h)) - 1.0 / var
-        step = -grad / curv
-        step = step.clamp(-10 * var.sqrt() - 1.0, 10 * var.sqrt() + 1.0)  # damping far from the mode
-        f = torch.where(torch.isfinite(step), f + step, f)
-    _, h = derivs(f)
-    s2 = -1.0 / (torch.minimum(h, torch.zeros_like(h)) - 1.0 / var)
+        d, h = dphi(f)
+        newton = f - d / h
+        ok = (h < 0) & (newton > lo) & (newton < hi) & torch.isfinite(newton) & ((d / h).abs() <= 0.5 * dx_old.abs())
+        # converged: the Newton step is below 1e-6 Laplace widths (the rule needs c* to ~0.1 s*)
+        done = done | (ok & ((d / h).abs() <= 1e-6 * (-1.0 / h).sqrt())) | ((hi - lo) <= 1e-9 * sd)
+        if bool(done.all()):
+            break
+        cand = torch.where(ok, newton, 0.5 * (lo + hi))
+        c_phi = phi(cand)
+        ascent = ok & (c_phi >= f_phi)
+        fail = ok & ~ascent  # the Newton step does not ascend: bisect the bracket instead
+        cand = torch.where(fail, 0.5 * (lo + hi), cand)
+        if bool(fail.any()):
+            c_phi = torch.where(fail, phi(cand), c_phi)
+        cd, _ = dphi(cand)
+        # shrink the bracket around the sign change of phi'
+        lo = torch.where(~done & (cd > 0), cand, lo)
+        hi = torch.where(~done & (cd <= 0), cand, hi)
+        dx_old, dx = torch.where(done, dx_old, dx), torch.where(done, dx, cand - f)
+        f = torch.where(done, f, cand)
+        f_phi = torch.where(done, f_phi, c_phi)
+    _, h = dphi(f)
+    s2 = torch.where(h < 0, -1.0 / h, var).clamp_max(var)
+    s2 = torch.where(torch.isfinite(s2) & (s2 > 0), s2, var)
     return f, s2
 
 
-def gh_log_marginal(log_lik: LogLik, y, mu, var, num_nodes: int = 20, derivs=None) -> torch.Tensor:
-    """log E_N(f|mu,var)[p(y|f)] per point (adaptive Gauss-Hermite, logsumexp)."""
-    var = var.clamp_min(1e-12)
-    centre, s2 = laplace_centre(log_lik, y, mu, var, derivs=derivs)
-    x, log_w = gh_nodes(num_nodes, mu)
-    f = centre.unsqueeze(-1) + torch.sqrt(2 * s2).unsqueeze(-1) * x
-    # int q(f) p(y|f) df = int N(f|c,s2) [q p / N(f|c,s2)] df; GH for N(c, s2): (1/sqrt(pi)) sum w g(c + sqrt(2 s2) x)
-    log_ratio = _normal_log_pdf(f, mu.unsqueeze(-1), var.unsqueeze(-1)) - _normal_log_pdf(
-        f, centre.unsqueeze(-1), s2.unsqueeze(-1))
-    return torch.logsumexp(log_w + log_lik(y.unsqueeze(-1), f) + log_ratio, dim=-1) - LOG_PI_HALF
+class AdaptiveRule:
+    """Nodes f (..., K) and log-weights (..., K), without gradient, of the composite rule for one batch of
+    q(f) = N(mu, var) (shapes broadcast), plus what the integrands need. See the module docstring."""
+
+    def __init__(self, y, mu, var, features: Features = (), tilted: tuple | None = None):
+        with torch.no_grad():
+            y, mu, var = torch.broadcast_tensors(*_as64(y.detach(), mu.detach(), var.detach()))
+            var = var.clamp_min(1e-300)
+            sd = var.sqrt()
+            lo, hi = mu - RANGE_SD * sd, mu + RANGE_SD * sd
+            parts = [mu.unsqueeze(-1) + sd.unsqueeze(-1) * torch.as_tensor(_offsets("q", 0)).to(mu)]
+            min_w = torch.full_like(mu, math.inf)
+            if tilted is not None:
+                c, s2 = (t.detach().to(mu).expand_as(mu) for t in tilted)
+                s = s2.clamp_min(0).sqrt()
+                c = torch.where(torch.isfinite(c), c, mu)
+                lo, hi = torch.minimum(lo, c - RANGE_SD * sd), torch.maximum(hi, c + RANGE_SD * sd)
+                levels = _levels((hi - lo) / s.clamp_min(1e-300), 0.75)
+                parts.append(c.unsqueeze(-1) + s.unsqueeze(-1) * torch.as_tensor(_offsets("tilted", levels)).to(mu))
+            for centre, width in features:
+                c = torch.as_tensor(centre).detach().to(mu).expand_as(mu)
+                w = torch.as_tensor(width).detach().to(mu).expand_as(mu)
+                ok = torch.isfinite(c) & torch.isfinite(w) & (w > 0)
+                c, w = torch.where(ok, c, mu), torch.where(ok, w, sd)
+                min_w = torch.minimum(min_w, torch.where(ok, w, min_w))
+                # only the part of the range the family can reach matters for its levels
+                reach = torch.maximum((hi - c).abs(), (c - lo).abs()) / w
+                reach = torch.where((c > lo - 4096 * (hi - lo)) & (c < hi + 4096 * (hi - lo)), reach, 1.0)
+                levels = _levels(reach, 0.5)
+                parts.append(c.unsqueeze(-1) + w.unsqueeze(-1) * torch.as_tensor(_offsets("feature", levels)).to(mu))
+            bps = torch.cat(parts, -1)
+            bps = torch.maximum(torch.minimum(bps, hi.unsqueeze(-1)), lo.unsqueeze(-1))
+            bps = torch.cat([lo.unsqueeze(-1), bps, hi.unsqueeze(-1)], -1).sort(-1).values
+            x, w = (torch.as_tensor(a).to(mu) for a in _legendre(PANEL_NODES))
+            a, b = bps[..., :-1], bps[..., 1:]
+            half = (0.5 * (b - a)).unsqueeze(-1)
+            f = (0.5 * (a + b)).unsqueeze(-1) + half * x
+            self.f = f.flatten(-2)
+            self.log_w = (torch.log(half) + torch.log(w)).flatten(-2)  # -inf on zero-width panels
+            self.y, self.mu, self.var = y, mu, var
+            self.point_mass = var < POINT_MASS * torch.where(torch.isfinite(min_w), min_w, 1.0) ** 2
+
+    def log_q(self, mu, var):
+        """log N(f_k | mu, var) at the nodes, differentiable in (mu, var) (float64)."""
+        mu, var = _as64(mu, var)
+        var = var.clamp_min(1e-300)
+        return _normal_log_pdf(self.f, mu.unsqueeze(-1), var.unsqueeze(-1))
 
 
-def gh_expectation(fn: Callable[[torch.Tensor], torch.Tensor], mu, var, num_nodes: int = 20) -> torch.Tensor:
-    """E_N(f|mu,var)[fn(f)] per point (plain Gauss-Hermite), e.g. the predictive mean of a count."""
-    x, log_w = gh_nodes(num_nodes, mu)
-    f = mu.unsqueeze(-1) + torch.sqrt(2 * var.clamp_min(0)).unsqueeze(-1) * x
-    return (fn(f) * torch.exp(log_w - LOG_PI_HALF)).sum(-1)
+class _RuleLogSumExp(torch.autograd.Function):
+    """log sum_k exp(log_w_k + log N(f_k|mu,var) + log_p_k) per point, with the analytic backward
+    d/dmu = sum_k s_k (f_k - mu)/var, d/dvar = sum_k s_k ((f_k - mu)^2/var^2 - 1/var)/2, d/dlog_p_k = s_k
+    (s the softmax of the summands): no autograd graph over the nodes except what log_p itself carries."""
+
+    @staticmethod
+    def forward(ctx, mu, var, log_p, f, log_w):
+        z = f - mu.unsqueeze(-1)
+        a = z * z
+        a.mul_((-0.5 / var).unsqueeze(-1)).add_(log_w).add_(log_p).add_((-0.5 * (LOG_2PI + torch.log(var))).unsqueeze(-1))
+        out = torch.logsumexp(a, -1)
+        soft = a.sub_(out.unsqueeze(-1)).exp_()  # 0 on zero-width panels (log_w = -inf)
+        ctx.save_for_backward(soft, z, var)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        soft, z, var = ctx.saved_tensors
+        sz = soft * z
+        d_mu = sz.sum(-1) / var
+        d_var = 0.5 * ((sz * z).sum(-1) / (var * var) - soft.sum(-1) / var)
+        d_logp = soft * g.unsqueeze(-1) if ctx.needs_input_grad[2] else None
+        return g * d_mu, g * d_var, d_logp, None, None
+
+
+class _RuleSum(torch.autograd.Function):
+    """sum_k exp(log_w_k + log N(f_k|mu,var)) log_p_k per point, analytic backward (as _RuleLogSumExp)."""
+
+    @staticmethod
+    def forward(ctx, mu, var, log_p, f, log_w):
+        z = f - mu.unsqueeze(-1)
+        v = var.unsqueeze(-1)
+        pw = torch.exp(log_w - 0.5 * (LOG_2PI + torch.log(v) + z * z / v))
+        lp = torch.where(pw > 0, pw * log_p, torch.zeros_like(log_p))
+        ctx.save_for_backward(pw, lp, z, var)
+        return lp.sum(-1)
+
+    @staticmethod
+    def backward(ctx, g):
+        pw, lp, z, var = ctx.saved_tensors
+        d_mu = (lp * z).sum(-1) / var
+        d_var = 0.5 * ((lp * z * z).sum(-1) / (var * var) - lp.sum(-1) / var)
+        d_logp = pw * g.unsqueeze(-1) if ctx.needs_input_grad[2] else None
+        return g * d_mu, g * d_var, d_logp, None, None
+
+
+def _prepare(y, mu, var):
+    out_dtype = torch.promote_types(mu.dtype, var.dtype)
+    y, mu, var = torch.broadcast_tensors(y, mu, var)
+    return y, mu, var, out_dtype
+
+
+def expected_log_prob(log_lik: LogLik, y, mu, var, features: Features = (), derivs: Derivs | None = None,
+                      peak: tuple | None = None):
+    """E_N(f|mu,var)[log p(y|f)] per point. `peak` = (c, s^2): where N(f|mu,var) |log p(y|f)| peaks if not
+    near mu (log p growing like e^f: c = mu + var), panelled like the tilted density of log_marginal."""
+    y, mu, var, dtype = _prepare(y, mu, var)
+    rule = AdaptiveRule(y, mu, var, features, tilted=peak)
+    mu64, var64 = _as64(mu, var)
+    log_p = log_lik(rule.y.unsqueeze(-1), rule.f)
+    value = _RuleSum.apply(mu64, var64.clamp_min(1e-300), log_p, rule.f, rule.log_w)
+    if bool(rule.point_mass.any()):
+        d = derivs or autograd_derivs(log_lik)
+        _, h = d(rule.y, mu64.detach())
+        approx = log_lik(rule.y, mu64) + 0.5 * var64 * h
+        value = torch.where(rule.point_mass, approx, value)
+    return value.to(dtype)
+
+
+def log_marginal(log_lik: LogLik, y, mu, var, features: Features = (), derivs: Derivs | None = None,
+                 centre: bool = True):
+    """log E_N(f|mu,var)[p(y|f)] per point (logsumexp over the nodes). centre=False leaves out the tilted
+    mode's panels: for a bounded likelihood with polynomial tails (Student-t) the tilted density's mass lies
+    on q's panels and the likelihood's feature panels already."""
+    y, mu, var, dtype = _prepare(y, mu, var)
+    y64, mu64, var64 = _as64(y, mu, var)
+    d = derivs or autograd_derivs(log_lik)
+    tilted = tilted_mode(log_lik, d, y64, mu64, var64.clamp_min(1e-300)) if centre else None
+    rule = AdaptiveRule(y, mu, var, features, tilted=tilted)
+    log_p = log_lik(rule.y.unsqueeze(-1), rule.f)
+    value = _RuleLogSumExp.apply(mu64, var64.clamp_min(1e-300), log_p, rule.f, rule.log_w)
+    if bool(rule.point_mass.any()):
+        g, h = d(rule.y, mu64.detach())
+        approx = log_lik(rule.y, mu64) + 0.5 * var64 * (g * g + h)
+        value = torch.where(rule.point_mass, approx, value)
+    return value.to(dtype)
+
+
+def expectation(fn: Callable[[torch.Tensor], torch.Tensor], mu, var, features: Features = ()):
+    """E_N(f|mu,var)[fn(f)] per point, e.g. a predictive moment."""
+    _, mu, var, dtype = _prepare(torch.zeros(()), mu, var)
+    rule = AdaptiveRule(torch.zeros_like(mu), mu, var, features)
+    pw = torch.exp(rule.log_w + rule.log_q(mu, var))
+    vals = fn(rule.f)
+    value = torch.where(pw > 0, pw * vals, torch.zeros_like(vals)).sum(-1)
+    if bool(rule.point_mass.any()):
+        value = torch.where(rule.point_mass, fn(_as64(mu)[0]), value)
+    return value.to(dtype)
+
+
+def expected_log_prob_and_derivatives(log_lik: LogLik, y, mu, var, features: Features = (),
+                                      derivs: Derivs | None = None):
+    """(E, dE/dmu, dE/dvar) of E = E_N(f|mu,var)[log p(y|f)]: the rule applied to the exact derivatives of
+    the integrand, N (f - mu)/var and N ((f - mu)^2/var^2 - 1/var)/2 (the LGM sites). E stays differentiable
+    (autograd gives the same derivatives); dE/dmu and dE/dvar are returned without gradient."""
+    y, mu, var, dtype = _prepare(y, mu, var)
+    rule = AdaptiveRule(y, mu, var, features)
+    mu64, var64 = _as64(mu, var)
+    pw = torch.exp(rule.log_w + rule.log_q(mu, var))
+    log_p = log_lik(rule.y.unsqueeze(-1), rule.f)
+    lp = torch.where(pw > 0, pw * log_p, torch.zeros_like(log_p))
+    E = lp.sum(-1)
+    with torch.no_grad():
+        m, v = rule.mu.unsqueeze(-1), rule.var.unsqueeze(-1)
+        lpd = lp.detach()
+        z = rule.f - m
+        dm = (lpd * z / v).sum(-1)
+        dv = (lpd * 0.5 * (z * z / (v * v) - 1 / v)).sum(-1)
+    if bool(rule.point_mass.any()):
+        d = derivs or autograd_derivs(log_lik)
+        g, h = d(rule.y, rule.mu)
+        E = torch.where(rule.point_mass, log_lik(rule.y, mu64) + 0.5 * var64 * h, E)
+        dm = torch.where(rule.point_mass, g, dm)
+        dv = torch.where(rule.point_mass, 0.5 * h, dv)
+    return E.to(dtype), dm.to(dtype), dv.to(dtype)
+
+
+@torch.no_grad()
+def sample_tilted(log_lik: LogLik, y, mu, var, num: int, features: Features = (), derivs: Derivs | None = None,
+                  cells: int = 64, generator=None):
+    """Exact-to-the-grid samples from q~(f) ∝ N(f|mu,var) p(y|f): inverse CDF of the piecewise log-linear
+    interpolant of the tilted density on the rule's panels, each cut into `cells` equal cells. y, mu, var: (N,);
+    returns (num, N). The interpolant's relative error is O((h/l)^2) for cells of width h on a density with
+    length scale l (h <= 1.5 sd / 64 and w / 128 here), far below what a KS test at 1e5 samples can see."""
+    y, mu, var = torch.broadcast_tensors(*_as64(y, mu, var))
+    d = derivs or autograd_derivs(log_lik)
+    centre = tilted_mode(log_lik, d, y, mu, var.clamp_min(1e-300))
+    rule = AdaptiveRule(y, mu, var, features, tilted=centre)
+    P = PANEL_NODES
+    # panel edges from the nodes: recover a, b of every panel (the rule's breakpoints)
+    x = torch.as_tensor(_legendre(P)[0]).to(mu)
+    f = rule.f.unflatten(-1, (-1, P))
+    half = (f[..., -1] - f[..., 0]) / (x[-1] - x[0])
+    mid = f[..., 0] - half * x[0]
+    a, b = mid - half, mid + half
+    t = torch.linspace(0, 1, cells + 1, dtype=mu.dtype)
+    edges = (a.unsqueeze(-1) + (b - a).unsqueeze(-1) * t).flatten(-2)  # (N, panels * (cells + 1))
+    e0 = edges.unflatten(-1, (-1, cells + 1))[..., :-1].flatten(-2)
+    e1 = edges.unflatten(-1, (-1, cells + 1))[..., 1:].flatten(-2)
+    l0 = log_lik(y.unsqueeze(-1), e0) + _normal_log_pdf(e0, mu.unsqueeze(-1), var.unsqueeze(-1))
+    l1 = log_lik(y.unsqueeze(-1), e1) + _normal_log_pdf(e1, mu.unsqueeze(-1), var.unsqueeze(-1))
+    h = e1 - e0
+    D = (l1 - l0).abs()
+    top = torch.maximum(l0, l1)
+    # log of the cell's mass: log h + top + log((1 - exp(-D)) / D)
+    shape_term = torch.where(D > 1e-12, torch.log(-torch.expm1(-D)) - torch.log(D.clamp_min(1e-300)), -0.5 * D)
+    log_mass = torch.where(h > 0, torch.log(h.clamp_min(1e-300)) + top + shape_term,
+                           torch.full_like(h, -math.inf))
+    log_mass = torch.nan_to_num(log_mass, nan=-math.inf)
+    probs = torch.exp(log_mass - log_mass.max(-1, keepdim=True).values)
+    cdf = probs.cumsum(-1)
+    cdf = cdf / cdf[..., -1:]
+    u = torch.rand((y.shape[0], num), dtype=mu.dtype, generator=generator)
+    k = torch.searchsorted(cdf, u).clamp_max(cdf.shape[-1] - 1)
+    v = torch.rand((y.shape[0], num), dtype=mu.dtype, generator=generator)
+    hk, Dk = h.gather(-1, k), D.gather(-1, k)
+    # distance from the cell's higher end, density ∝ exp(-D x / h): x = -h log1p(v expm1(-D)) / D
+    xk = torch.where(Dk > 1e-12, -hk * torch.log1p(v * torch.expm1(-Dk)) / Dk.clamp_min(1e-300), v * hk)
+    decreasing = l0.gather(-1, k) >= l1.gather(-1, k)
+    out = torch.where(decreasing, e0.gather(-1, k) + xk, e1.gather(-1, k) - xk)
+    return out.T

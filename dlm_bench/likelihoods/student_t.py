@@ -1,6 +1,7 @@
 """Student-t likelihood for robust regression: y = f + scale * t_df, df fixed (default 4), the scale
 learned (exposed as `noise` = scale^2 so run.json's noise_var has the usual meaning of a squared scale).
-Both expectations by log-space Gauss-Hermite quadrature; unimodal in f with its mode at f = y.
+Both expectations by the adaptive rule of likelihoods/quadrature.py, with geometric panels around f = y (the
+feature of width `scale`); unimodal in f with its mode at f = y, not log-concave.
 `forward(f)` is torch's StudentT(df, f, scale); the predictive has mean mu and variance var + scale^2 df/(df-2)."""
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ class StudentTLikelihood(ScalarLikelihood):
     name = "student_t"
     metrics = ("nll", "mse")
     raw_units = True
+    # bounded, polynomial tails: q(f) p(y|f) has its mass near mu (q's panels) or near y (the feature's panels)
+    tilted_centre = False
 
     def __init__(self, df: float = 4.0):
         super().__init__()
@@ -40,6 +43,16 @@ class StudentTLikelihood(ScalarLikelihood):
     def log_prob_f(self, y, f):
         nu, s2 = self.df, self.noise.reshape(())
         return self._log_norm() - 0.5 * torch.log(s2) - (nu + 1) / 2 * torch.log1p((y - f) ** 2 / (nu * s2))
+
+    def log_prob_f_derivs(self, y, f):
+        nu, s2 = self.df, self.noise.reshape(()).detach()
+        r = y - f
+        den = nu * s2 + r * r
+        return (nu + 1) * r / den, (nu + 1) * (r * r - nu * s2) / (den * den)
+
+    def features(self, y):
+        s = self.noise.reshape(()).detach().sqrt()
+        return [(y, torch.ones_like(y) * s)]
 
     def forward(self, function_samples, *args, **kwargs):
         return torch.distributions.StudentT(self.df, loc=function_samples, scale=self.noise.reshape(()).sqrt())

@@ -3,6 +3,10 @@
 Every likelihood maps latent samples F (..., N, Q) and targets y (N,) to log-densities (..., N).
 `expected_log_prob` is the closed form E_{N(f; b, Sigma)}[log p(y|f)] where one exists (the `exact`
 estimator); `log_predictive` is log int p(y|f) N(f; b, Sigma) df, closed form or by Monte Carlo.
+The scalar likelihoods that the likelihood layer (dlm_bench/likelihoods) also has are thin adapters over it
+(issue 26: each likelihood's math lives once): `LogisticPM` over LogisticLikelihood (labels -1/+1 -> 0/1),
+`LGCP` over PoissonExpLikelihood (log-rate f + log offset). Gaussian, the warped Gaussian and softmax (Q
+latent functions) exist only here.
 """
 
 from __future__ import annotations
@@ -13,9 +17,9 @@ import math
 import numpy as np
 import torch
 from torch import nn
-from torch.nn import functional as F
 
 from ..errors import ConfigError
+from ..likelihoods import LogisticLikelihood, PoissonExpLikelihood
 
 LOG_2PI = math.log(2 * math.pi)
 
@@ -139,8 +143,12 @@ class Softmax(SavigpLikelihood):
 class LogisticPM(SavigpLikelihood):
     """Binary, labels y in {-1, +1}: p(y|f) = sigma(y f) (upstream's sign, bug 2 of spec 3.4, is not copied)."""
 
+    def __init__(self):
+        super().__init__()
+        self.layer = LogisticLikelihood()
+
     def log_prob(self, f, y):
-        return F.logsigmoid(y * f[..., 0])
+        return self.layer.log_prob_f((y + 1) / 2, f[..., 0])
 
     def class_probs(self, b, var, eps):
         return torch.sigmoid(b + var.sqrt() * eps)[..., 0].mean(0)  # p(y = +1)
@@ -154,14 +162,13 @@ class LGCP(SavigpLikelihood):
     def __init__(self, offset: float = 1.0):
         super().__init__()
         self.log_offset = math.log(offset)
+        self.layer = PoissonExpLikelihood()
 
     def log_prob(self, f, y):
-        eta = f[..., 0] + self.log_offset
-        return y * eta - eta.exp() - torch.lgamma(y + 1)
+        return self.layer.log_prob_f(y, f[..., 0] + self.log_offset)
 
     def expected_log_prob(self, b, var, y):
-        eta = b[..., 0] + self.log_offset
-        return y * eta - (eta + 0.5 * var[..., 0]).exp() - torch.lgamma(y + 1)
+        return self.layer.exact_expected_log_prob(y, b[..., 0] + self.log_offset, var[..., 0])
 
 
 LIKELIHOODS = ("gaussian", "warp", "softmax", "logistic", "lgcp")

@@ -141,7 +141,7 @@ def newton_mode(op: Operator, V, iters: int = 100, tol: float = 1e-10):
         t = 1.0
         for _ in range(50):
             Fn, rn, ln = f(m - t * step)
-            if Fn >= F - 1e-12 * abs(F):
+            if Fn >= F - 1e-9 * (1 + abs(F)):  # the sites are exact to ~1e-9 (adaptive quadrature)
                 break
             t *= 0.5
         m, F, rho, lam = m - t * step, Fn, rn, ln

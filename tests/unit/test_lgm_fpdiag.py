@@ -2,6 +2,7 @@
 direct numpy computation, and the 2-cycle detector."""
 
 import numpy as np
+import pytest
 import torch
 
 from dlm_bench.lgm import fpdiag, glm, make_site
@@ -57,6 +58,9 @@ def test_two_cycle_detector():
     assert fpdiag.two_cycle_mask(G).tolist() == [True, False, False, False]
 
 
+@pytest.mark.xfail(strict=True, reason="issue 26: with exact site terms (adaptive quadrature instead of 20-node "
+                   "Gauss-Hermite, which at m=3, v=100 gives gamma 0.062 against the true 0.038) the generated wlan-like "
+                   "problem no longer 2-cycles at m*; the lead decides whether supplement Fig. 2 needs the GH-20 rule")
 def test_generated_wlan_like_problem_two_cycles_at_m_star():
     """The generated wlan-like GLM (rare binary features) 2-cycles under FP with m fixed; the dense one does not."""
     from dlm_bench.lgm.optim import optimise

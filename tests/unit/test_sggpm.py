@@ -83,8 +83,11 @@ def test_ordinal_stocks_example(shared_data):
     fp = train(model, "fp", m0, Cov.from_chol(model.L_S.clone()))
     lb = optimise(model, "grad", m0, model.L_S.clone(), StopRule(grad_tol=1e-8, f_tol=1e-12, max_iters=3000))
     gr = train(model, "grad", m0, Cov.from_chol(model.L_S.clone()))
+    # upstream's -456.68893 integrates the ordinal sites with 20-node Gauss-Hermite; with the exact sites of issue
+    # 26 (adaptive quadrature, 1e-9) the optimum is -456.6889411: 1.1e-5 below, GH-20's error on this data set
     for v in (fp.vlb, lb.vlb, gr.vlb):
-        assert v == pytest.approx(-456.68893, abs=5e-6)
+        assert v == pytest.approx(-456.68893, abs=2e-5)
+        assert v == pytest.approx(-456.6889411, abs=5e-7)
     assert float((fp.m - lb.m).abs().max()) <= 1e-6
 
 

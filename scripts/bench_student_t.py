@@ -1,0 +1,62 @@
+"""Benchmark: ms per training iteration of a Student-t DLM step (issue 26).
+
+The likelihood term log E_q[p(y|f)] of the Student-t has no closed form (`estimator=exact` runs the
+deterministic quadrature of likelihoods/quadrature.py), so this times exactly the code the likelihood layer
+owns: SVGP (M = 50) on the shipped boston data (all training rows, full batch), objective=dlm,
+model.likelihood=student_t; one iteration = loss + backward + Adam step, float64, one thread unless
+--threads. Median over interleaved rounds after a short warm-up. Issue 26's target: <= 1.5x the ms/iteration
+measured before the rewrite. Timed in process CPU time (time.process_time, one thread), which a busy shared
+machine perturbs much less than wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import torch
+
+from dlm_bench import methods, runner
+from dlm_bench.cli import compose_config
+
+
+def make_bundle(seed=0):
+    cfg = compose_config(["dataset=boston", "model.likelihood=student_t", "objective=dlm", "model.num_inducing=50",
+                          f"seed={seed}", "trainer.progress=off"])
+    runner.resolve_task_defaults(cfg)
+    runner.seed_everything(seed)
+    prep = runner.prepare_data(cfg, torch.device("cpu"), torch.float64)
+    X, y = prep.tensors["train"]
+    return methods.build_bundle(cfg, X, y).double(), X, y
+
+
+def step_ms(bundle, opt, X, y, iters):
+    times = []
+    for _ in range(iters):
+        t0 = time.process_time()
+        opt.zero_grad()
+        bundle.loss(X, y).backward()
+        opt.step()
+        times.append((time.process_time() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--iters", type=int, default=20, help="iterations per round")
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    bundle, X, y = make_bundle()
+    bundle.train()
+    opt = torch.optim.Adam(bundle.trainable_parameters(), lr=0.01)
+    step_ms(bundle, opt, X, y, 10)  # warm-up
+    ms = statistics.median(step_ms(bundle, opt, X, y, args.iters) for _ in range(args.rounds))
+    print(f"Student-t DLM step (boston, n={X.shape[0]}, M=50, full batch, quadrature): {ms:.2f} ms/iteration (CPU)")
+    return ms
+
+
+if __name__ == "__main__":
+    main()

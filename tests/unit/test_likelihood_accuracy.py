@@ -1,0 +1,150 @@
+"""The accuracy contract of issue 26, generated from dlm_bench.likelihoods.LIKELIHOODS (a newly registered
+likelihood is covered without editing this file): every quantity the code uses, against a dense-grid float64
+reference (tests/helpers.dense_reference: Simpson's rule on 100001 points over mu +- 14 sd plus 20001 points
+around the tilted density's peak, integrand torch's forward(f).log_prob, not the code's log_prob_f), on a grid
+of targets (incl. outliers and far tails), means and var / width^2 from 1e-4 to 1e4:
+
+* E_q[log p] (`expected_log_prob`) and its gradients in mu, var and the likelihood's own parameters;
+* log E_q[p] (`log_marginal`, the predictive's log_prob, `predictive_log_marginal`) and its gradients;
+* the predictive mean and variance;
+* float32 inputs (computed in float64 inside: the float32 result of the float64 value).
+
+Tolerance: 1e-6 nats absolute for values, 1e-6 * (1 + |ref|) for gradients and moments. The summary table
+(cases and max error per likelihood and quantity) is printed with `pytest -s`.
+"""
+
+import math
+
+import gpytorch
+import numpy as np
+import pytest
+import torch
+
+from dlm_bench.likelihoods import LIKELIHOODS, TASK_LIKELIHOODS
+from tests.helpers import dense_reference, grid_expectation, make_likelihood
+
+NAMES = list(LIKELIHOODS)
+TASK = {n: t for t, names in TASK_LIKELIHOODS.items() for n in names}
+NOISE = 0.25  # squared scale of likelihoods that have one (Student-t: scale 0.5)
+RATIOS = (1e-4, 1e-2, 1.0, 1e2, 1e4)
+# counts: log-rate variances beyond 10 make E_q[rate] = exp(mu + var/2) astronomically large (var = 1e4 gives
+# exp(5000) = inf, so E_q[log p] = -inf); the contract stops at 10 there.
+COUNT_RATIOS = (1e-4, 1e-2, 1.0, 10.0)
+TARGETS = {"regression": (0.0, 0.7, 3.0, -20.0), "binary": (0.0, 1.0), "count": (0.0, 1.0, 5.0, 30.0, 60.0)}
+MEANS = {"regression": (0.0, 2.5, -1.96), "binary": (-4.0, 0.3, 3.0), "count": (-2.0, 0.0, 1.0, 4.0)}
+
+
+def width(lik):
+    """The likelihood's length scale in f: its scale where it has one, else 1."""
+    return math.sqrt(float(lik.noise.detach().reshape(-1)[0])) if hasattr(lik, "noise") else 1.0
+
+
+def cases(lik, name):
+    task = TASK[name]
+    ratios = COUNT_RATIOS if task == "count" else RATIOS
+    y, mu, var = zip(*[(yy, m, r * width(lik) ** 2) for yy in TARGETS[task] for m in MEANS[task] for r in ratios])
+    return np.array(y), np.array(mu), np.array(var)
+
+
+_REF = {}
+
+
+def reference(name):
+    if name not in _REF:
+        lik = make_likelihood(LIKELIHOODS[name], noise=NOISE)
+        y, mu, var = cases(lik, name)
+        _REF[name] = (y, mu, var, dense_reference(lik, y, mu, var))
+    return _REF[name]
+
+
+def _check(summary, name, quantity, got, want, value=False):
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    err = np.abs(got - want)
+    bound = 1e-6 if value else 1e-6 * (1 + np.abs(want))
+    # the table: absolute error for values, error / (1 + |ref|) for gradients and moments
+    summary.setdefault(name, {})[quantity] = (len(want), float((err if value else err / (1 + np.abs(want))).max()))
+    bad = np.flatnonzero(~(err <= bound))
+    assert bad.size == 0, f"{name} {quantity}: {bad.size} cases off, worst {err.max():.3g}"
+
+
+SUMMARY = {}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_expected_log_prob_and_gradients(name):
+    lik = make_likelihood(LIKELIHOODS[name], noise=NOISE)
+    y, mu, var, ref = reference(name)
+    yt, m = torch.tensor(y), torch.tensor(mu, requires_grad=True)
+    v = torch.tensor(var, requires_grad=True)
+    params = list(lik.named_parameters())
+    got = lik.expected_log_prob(yt, gpytorch.distributions.MultivariateNormal(m, torch.diag_embed(v)))
+    g_mu, g_var = torch.autograd.grad(got.sum(), [m, v], retain_graph=True)
+    _check(SUMMARY, name, "E_q[log p]", got.detach(), ref["elp"], value=True)
+    _check(SUMMARY, name, "d/dmu E_q[log p]", g_mu, ref["elp_dmu"])
+    _check(SUMMARY, name, "d/dvar E_q[log p]", g_var, ref["elp_dvar"])
+    for pname, p in params:
+        per_case = [torch.autograd.grad(got[j], p, retain_graph=True)[0].reshape(-1)[0].item() for j in range(len(y))]
+        _check(SUMMARY, name, f"d/d{pname} E_q[log p]", per_case, ref[f"elp_d{pname}"])
+    if hasattr(lik, "expected_log_prob_and_derivatives"):  # the LGM sites' path
+        E, dm, dv = lik.expected_log_prob_and_derivatives(yt, m.detach(), v.detach())
+        _check(SUMMARY, name, "site E, rho, lam/2", np.concatenate([E.detach(), dm, dv]),
+               np.concatenate([ref["elp"], ref["elp_dmu"], ref["elp_dvar"]]))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_log_marginal_predictive_and_gradients(name):
+    lik = make_likelihood(LIKELIHOODS[name], noise=NOISE)
+    y, mu, var, ref = reference(name)
+    yt, m = torch.tensor(y), torch.tensor(mu, requires_grad=True)
+    v = torch.tensor(var, requires_grad=True)
+    got = lik.log_marginal(yt, gpytorch.distributions.MultivariateNormal(m, torch.diag_embed(v)))
+    g_mu, g_var = torch.autograd.grad(got.sum(), [m, v], retain_graph=True)
+    _check(SUMMARY, name, "log E_q[p]", got.detach(), ref["lm"], value=True)
+    _check(SUMMARY, name, "d/dmu log E_q[p]", g_mu, ref["lm_dmu"])
+    _check(SUMMARY, name, "d/dvar log E_q[p]", g_var, ref["lm_dvar"])
+    for pname, p in lik.named_parameters():
+        per_case = [torch.autograd.grad(got[j], p, retain_graph=True)[0].reshape(-1)[0].item() for j in range(len(y))]
+        _check(SUMMARY, name, f"d/d{pname} log E_q[p]", per_case, ref[f"lm_d{pname}"])
+    with torch.no_grad():
+        pred = lik.predictive_log_marginal(yt, m.detach(), v.detach())
+        _check(SUMMARY, name, "predictive log p(y)", pred, ref["lm"], value=True)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_float32_inputs(name):
+    """float32 mu, var, y: within 1e-4 nats (1e-6 relative) of the float64 reference (computed in float64 inside)."""
+    lik = make_likelihood(LIKELIHOODS[name], noise=NOISE)
+    y, mu, var, ref = reference(name)
+    with torch.no_grad():
+        f32 = [torch.tensor(a, dtype=torch.float32) for a in (y, mu, var)]
+        elp = lik.expected_log_prob(f32[0], gpytorch.distributions.MultivariateNormal(f32[1], torch.diag_embed(f32[2])))
+        lm = lik.log_marginal(f32[0], gpytorch.distributions.MultivariateNormal(f32[1], torch.diag_embed(f32[2])))
+    for q, got, want in (("E_q[log p] float32", elp, ref["elp"]), ("log E_q[p] float32", lm, ref["lm"])):
+        got = got.double().numpy()
+        # the inputs themselves are rounded to float32: compare with the reference at the rounded inputs' accuracy
+        err = np.abs(got - want)
+        assert np.all(err <= 1e-4 + 1e-6 * np.abs(want)), (name, q, err.max())
+        SUMMARY.setdefault(name, {})[q] = (len(want), float(err.max()))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_predictive_moments(name):
+    lik = make_likelihood(LIKELIHOODS[name], noise=NOISE)
+    _, mu, var, _ = reference(name)
+    keep = var <= 100  # the reference's plain dense grid (grid_expectation) spans mu +- 12 sd or [-30, 30]
+    mu, var = np.unique(np.stack([mu[keep], var[keep]], 1), axis=0).T
+    with torch.no_grad():
+        pred = lik(gpytorch.distributions.MultivariateNormal(torch.tensor(mu), torch.diag_embed(torch.tensor(var))))
+        mean, variance = pred.mean.numpy(), pred.variance.numpy()
+    m1 = np.array([grid_expectation(lambda f: lik.forward(f).mean, a, b) for a, b in zip(mu, var)])
+    m2 = np.array([grid_expectation(lambda f: lik.forward(f).variance + lik.forward(f).mean ** 2, a, b)
+                   for a, b in zip(mu, var)])
+    _check(SUMMARY, name, "predictive mean", mean, m1)
+    _check(SUMMARY, name, "predictive variance", variance, m2 - m1**2)
+
+
+def test_print_summary():
+    """Not a check: prints the contract table collected by the tests above (run with -s)."""
+    for name, rows in SUMMARY.items():
+        for q, (n, e) in rows.items():
+            print(f"CONTRACT {name:17s} {q:28s} cases {n:4d}  max error {e:.2e}")
