@@ -15,6 +15,8 @@ class CollapsedBundle(ModelBundle):
     """Kernel + Z + Gaussian noise, trained on F_alpha / N (alpha=0: SGPR, alpha=1: FITC).
     Full batch only: the objective and the predictive need all the training data, kept as buffers."""
 
+    fast = True  # the blocked kernel / collapsed terms (False: the plain computation)
+
     def __init__(self, kernel, Z: torch.Tensor, likelihood, X_train, y_train, alpha: float, learn_inducing=True):
         super().__init__()
         self.kernel, self.likelihood, self.alpha = kernel, likelihood, float(alpha)
