@@ -97,7 +97,7 @@ $(PAC_APPF_DATA): | $(STAMP)
 report: $(STAMP)  ## report on everything under RESULTS (default results/)
 	$(VENV)/bin/dlm-bench report $(RESULTS)
 
-bench: $(STAMP)  ## benchmarks, offline (docs/performance.md): Trainer/bare GPyTorch, uPS/bMC, fixed/joint path, batched beta grid, 1/default threads
+bench: $(STAMP)  ## benchmarks, offline (docs/performance.md): Trainer/bare GPyTorch, uPS/bMC, fixed/joint path, batched beta grid, SAVIGP ELBO, 1/default threads
 	$(PY) scripts/bench.py $(ARGS)
 
 # The peer benchmark's own venv (git-ignored, never part of install/test): torch first (TORCH_SPEC, as `make install`),

@@ -18,6 +18,7 @@ import torch  # noqa: E402
 
 import bench_batched  # noqa: E402
 import bench_fixed  # noqa: E402
+import bench_savigp  # noqa: E402
 import bench_threads  # noqa: E402
 import bench_trainer  # noqa: E402
 import bench_ups  # noqa: E402
@@ -44,6 +45,8 @@ def main():
     batched_ratio = bench_batched.main(["--indices", "8", "--max-iters", "1000"] if q else [])
     print("== batched beta grid vs one run (joint DLM, probit, unwhitened, 16 betas)", flush=True)
     binary_ratio = bench_batched.main(["--task", "binary", "--indices", "0,8", "--max-iters", "500" if q else "1000"])
+    print("== SAVIGP ELBO evaluation (savigp_fig1 size: Boston, M=300, S=2000)", flush=True)
+    savigp_ms, savigp_fwd, savigp_total, (sn, sm, ss) = bench_savigp.main(["--rounds", "3" if q else "5"])
     print("== thread count", flush=True)
     thread_ratio, cores = bench_threads.main(["--repeats", "2" if q else "3"])
     torch.set_num_threads(args.threads)
@@ -64,6 +67,10 @@ def main():
           f"{batched_ratio:6.2f}   target <= 3: {verdict(batched_ratio <= 3)}")
     print(f"batched-grid wall / one-run wall (joint DLM, probit, unwhitened, 16 betas, 2-D synthetic data, n=500, "
           f"M=20)  {binary_ratio:6.2f}   (16 separate runs: 16)")
+    print(f"SAVIGP ELBO evaluation, Boston N={sn} M={sm} S={ss} (savigp_fig1, SF 1.0)  {savigp_ms['value']:6.1f} ms "
+          f"({savigp_fwd / 1e6:.0f} Mflop, {savigp_fwd / savigp_ms['value'] / 1e6:.2f} GFLOP/s); with gradient "
+          f"{savigp_ms['value+grad']:.1f} ms ({savigp_total / 1e6:.0f} Mflop, "
+          f"{savigp_total / savigp_ms['value+grad'] / 1e6:.2f} GFLOP/s)   (no target)")
     print(f"1-thread / {cores}-thread wall, default run           {thread_ratio:6.2f}   (< 1: one thread is faster; "
           f"dlm_bench/threads.py picks 1 here)")
 
