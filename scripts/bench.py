@@ -35,7 +35,7 @@ def main():
     print(f"== machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} (1 min), "
           f"torch {torch.__version__}, in-process benchmarks with {args.threads} thread(s)", flush=True)
     print("== Trainer vs bare GPyTorch", flush=True)
-    trainer_ratio = bench_trainer.main(["--rounds", "3" if q else "5"])
+    trainer_ratio, bundle_ratio = bench_trainer.main(["--rounds", "3" if q else "5", "--with-bundle"])
     print("== uPS vs bMC", flush=True)
     ups = bench_ups.main(["--threads", str(args.threads), "--iters", "10" if q else "20",
                           "--reps", "4" if q else "10"])
@@ -58,6 +58,8 @@ def main():
           f"{os.getloadavg()[0]:.2f})")
     print(f"Trainer / bare GPyTorch (ms/iteration)           {trainer_ratio:6.3f}   target <= 1.05: "
           f"{verdict(trainer_ratio <= 1.05)}")
+    print(f"SVGP bundle step / bare GPyTorch (ms/iteration)   {bundle_ratio:6.3f}   (the blocked q(f) of "
+          f"models/fast_svgp.py; 1.0: no gain)")
     for dataset, (r, source) in ups.items():
         print(f"uPS-10 / bMC-10 per iteration, {dataset:8s}         {r:6.2f}   target <= 3: {verdict(r <= 3)}"
               f"   ({source})")

@@ -10,7 +10,8 @@
 Both sides start from the same Z (a random subset of X), lengthscales 1, signal variance 1, noise variance 0.1, zero
 mean. Rounds interleave (dlm_bench, GPflow, dlm_bench, ...), one thread each (torch.set_num_threads(1), TF intra-
 and inter-op threads 1); medians are reported, and each ratio is the median over rounds of that round's ratio. The
-"dlm_bench, GPyTorch path" column is the same dlm_bench bundle with its fast paths switched off (SVGPBundle.fast_joint / CollapsedBundle.fast = False): what a run cost before.
+"dlm_bench, GPyTorch path" column is the same dlm_bench bundle with its fast paths switched off
+(SVGPBundle.fast_joint / CollapsedBundle.fast = False): what a run cost before them.
 Needs GPflow (the Makefile installs it into .venv-peers); data synthetic, seeded, offline.
 """
 
