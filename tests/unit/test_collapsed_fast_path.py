@@ -10,12 +10,12 @@ from dlm_bench.cli import compose_config
 from dlm_bench.models import collapsed
 
 
-def bundle_and_data(model, n=300, seed=0):
+def bundle_and_data(model, n=300, seed=0, extra=()):
     g = torch.Generator().manual_seed(seed)
     X = torch.randn(n, 3, generator=g, dtype=torch.float64)
     y = torch.sin(X.sum(-1)) + 0.1 * torch.randn(n, generator=g, dtype=torch.float64)
     cfg = compose_config(["dataset=boston", f"model={model}", "model.num_inducing=25", "model.ard=true",
-                          "trainer.progress=off"])
+                          "trainer.progress=off", *extra])
     runner.resolve_task_defaults(cfg)
     runner.seed_everything(seed)
     bundle = methods.build_bundle(cfg, X, y).double()
@@ -33,10 +33,11 @@ def loss_and_grads(bundle, X, y, fast):
     return loss.detach(), torch.autograd.grad(loss, params)
 
 
-@pytest.mark.parametrize("model", ["sgpr", "fitc"])
+@pytest.mark.parametrize("model,extra", [("sgpr", ()), ("fitc", ()), ("sgpr", ("model.kernel=matern",)),
+                                         ("fitc", ("model.ard=false", "model.learn_inducing=false"))])
 @pytest.mark.parametrize("block", [64, 100, 150])  # uneven last block; two blocks (the smallest blocked case)
-def test_blocked_loss_equals_plain_loss(model, block):
-    bundle, X, y = bundle_and_data(model)
+def test_blocked_loss_equals_plain_loss(model, extra, block):
+    bundle, X, y = bundle_and_data(model, extra=extra)
     bundle.BLOCK = block
     opt = torch.optim.Adam(bundle.trainable_parameters(), lr=0.05)
     for _ in range(2):  # and after an Adam step through the blocked path
