@@ -22,10 +22,8 @@ from __future__ import annotations
 
 import gpytorch
 import torch
-from gpytorch.settings import _linalg_dtype_cholesky
 from gpytorch.variational.variational_strategy import ComputePredictiveUpdates
 from linear_operator.operators import DiagLinearOperator, SumLinearOperator
-from linear_operator.utils.cholesky import psd_safe_cholesky
 
 # Inputs per block: M x BLOCK float64 arrays (M = 100: 1.6 MB) mostly stay in a 1-2 MB L2 cache; measured on the
 # 2-core machine (N = 10000, M = 100 and N = 20000, M = 50; M = 400 too) 2048 beat 256-1024 and 3072-4096.

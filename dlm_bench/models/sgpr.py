@@ -16,7 +16,7 @@ class CollapsedBundle(ModelBundle):
     Full batch only: the objective and the predictive need all the training data, kept as buffers."""
 
     fast = True  # training loss over blocks of the points (collapsed.collapsed_terms_blocked; False: all at once)
-    BLOCK = 2048  # points per block (M = 200: 3.2 MB per M x block array; 1024-4096 measured alike)
+    BLOCK = 2048  # points per block, as the SVGP path (models/fast_svgp.py); M = 200: 3.2 MB per M x block array
 
     def __init__(self, kernel, Z: torch.Tensor, likelihood, X_train, y_train, alpha: float, learn_inducing=True):
         super().__init__()
