@@ -101,9 +101,9 @@ bench: $(STAMP)  ## benchmarks, offline (docs/performance.md): Trainer/bare GPyT
 	$(PY) scripts/bench.py $(ARGS)
 
 # The peer benchmark's own venv (git-ignored, never part of install/test): torch first (TORCH_SPEC, as `make install`),
-# then GPflow with a CPU TensorFlow. gpflow is installed --no-deps because it requires the full `tensorflow` wheel;
-# tensorflow-cpu provides the same module. TFP/tf-keras are pinned to the TF release they are built against; GPflow
-# requires numpy<2, so pandas stays below 3 (which needs numpy 2) in this venv.
+# then GPflow with a CPU TensorFlow. gpflow and tf-keras are installed --no-deps because both require the full
+# `tensorflow` wheel, whose module tensorflow-cpu provides; TFP/tf-keras are pinned to the TF release they are built
+# against. GPflow requires numpy<2, so pandas stays below 3 (which needs numpy 2) in this venv.
 PEERS_VENV ?= .venv-peers
 PEERS_PY   := $(PEERS_VENV)/bin/python
 PEERS_STAMP := $(PEERS_VENV)/.installed
@@ -117,8 +117,10 @@ $(PEERS_STAMP): pyproject.toml
 	  echo "installing $(TORCH_SPEC) first"; $(PEERS_PY) -m pip install $(TORCH_SPEC); \
 	fi
 	$(PEERS_PY) -m pip install -e .
-	$(PEERS_PY) -m pip install "numpy<2" "pandas<3" $(filter-out gpflow%,$(PEERS_SPEC)) check-shapes deprecated multipledispatch tabulate
-	$(PEERS_PY) -m pip install --no-deps $(filter gpflow%,$(PEERS_SPEC))
+	$(PEERS_PY) -m pip install "numpy<2" "pandas<3" $(filter-out gpflow% tf-keras%,$(PEERS_SPEC)) \
+	  check-shapes deprecated multipledispatch tabulate
+	$(PEERS_PY) -m pip install --no-deps $(filter gpflow% tf-keras%,$(PEERS_SPEC))
+	$(PEERS_PY) -c "import gpflow, tensorflow as tf; print('gpflow', gpflow.__version__, 'tensorflow', tf.__version__)"
 	@touch $(PEERS_STAMP)
 
 bench-peers: $(PEERS_STAMP)  ## dlm_bench vs GPflow ms/iteration (own venv .venv-peers; SVGP Adam step, collapsed SGPR bound)
