@@ -13,7 +13,7 @@ PY         := $(VENV)/bin/python
 STAMP      := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test test-slow test-slurm bench grad-bias report experiments clean
+.PHONY: help install run test test-slow test-slurm bench bench-peers grad-bias report experiments clean
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_%-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-12s %s\n", $$1, $$2}'
@@ -98,8 +98,34 @@ $(PAC_APPF_DATA): | $(STAMP)
 report: $(STAMP)  ## report on everything under RESULTS (default results/)
 	$(VENV)/bin/dlm-bench report $(RESULTS)
 
-bench: $(STAMP)  ## benchmarks, offline (docs/performance.md): Trainer/bare GPyTorch, uPS/bMC, fixed/joint path, batched beta grid, 1/default threads
+bench: $(STAMP)  ## benchmarks, offline (docs/performance.md): Trainer/bare GPyTorch, uPS/bMC, fixed/joint path, batched beta grid, SAVIGP ELBO, 1/default threads
 	$(PY) scripts/bench.py $(ARGS)
+
+# The peer benchmark's own venv (git-ignored, never part of install/test): torch first (TORCH_SPEC, as `make install`),
+# then GPflow with a CPU TensorFlow. gpflow and tf-keras are installed --no-deps because both require the full
+# `tensorflow` wheel, whose module tensorflow-cpu provides; TFP/tf-keras are pinned to the TF release they are built
+# against. GPflow requires numpy<2, so pandas stays below 3 (which needs numpy 2) in this venv.
+PEERS_VENV ?= .venv-peers
+PEERS_PY   := $(PEERS_VENV)/bin/python
+PEERS_STAMP := $(PEERS_VENV)/.installed
+PEERS_SPEC ?= gpflow==2.11.2 tensorflow-cpu==2.19.1 tensorflow-probability==0.25.0 tf-keras==2.19.0
+
+$(PEERS_STAMP): pyproject.toml
+	@test -x $(PEERS_PY) || $(PYTHON) -m venv $(PEERS_VENV)
+	@if $(PEERS_PY) -c "import torch" 2>/dev/null; then \
+	  echo "torch already importable: $$($(PEERS_PY) -c 'import torch; print(torch.__version__)')"; \
+	else \
+	  echo "installing $(TORCH_SPEC) first"; $(PEERS_PY) -m pip install $(TORCH_SPEC); \
+	fi
+	$(PEERS_PY) -m pip install -e .
+	$(PEERS_PY) -m pip install "numpy<2" "pandas<3" $(filter-out gpflow% tf-keras%,$(PEERS_SPEC)) \
+	  check-shapes deprecated multipledispatch tabulate
+	$(PEERS_PY) -m pip install --no-deps $(filter gpflow% tf-keras%,$(PEERS_SPEC))
+	$(PEERS_PY) -c "import gpflow, tensorflow as tf; print('gpflow', gpflow.__version__, 'tensorflow', tf.__version__)"
+	@touch $(PEERS_STAMP)
+
+bench-peers: $(PEERS_STAMP)  ## dlm_bench vs GPflow ms/iteration (own venv .venv-peers; SVGP Adam step, collapsed SGPR bound)
+	$(PEERS_PY) scripts/bench_peers.py $(ARGS)
 
 grad-bias: $(STAMP)  ## DLM gradient-bias statistics at initialisation on abalone (Fig. 1(g)(h), supplement Fig. 8)
 	$(PY) scripts/grad_bias.py --out $(RESULTS)/dlm_grad_bias $(ARGS)

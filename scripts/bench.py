@@ -19,6 +19,7 @@ import torch  # noqa: E402
 import bench_batched  # noqa: E402
 import bench_fixed  # noqa: E402
 import bench_student_t  # noqa: E402
+import bench_savigp  # noqa: E402
 import bench_threads  # noqa: E402
 import bench_trainer  # noqa: E402
 import bench_ups  # noqa: E402
@@ -40,7 +41,7 @@ def main():
     print(f"== machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} (1 min), "
           f"torch {torch.__version__}, in-process benchmarks with {args.threads} thread(s)", flush=True)
     print("== Trainer vs bare GPyTorch", flush=True)
-    trainer_ratio = bench_trainer.main(["--rounds", "3" if q else "5"])
+    trainer_ratio, bundle_ratio = bench_trainer.main(["--rounds", "3" if q else "5", "--with-bundle"])
     print("== uPS vs bMC", flush=True)
     ups = bench_ups.main(["--threads", str(args.threads), "--iters", "10" if q else "20",
                           "--reps", "4" if q else "10"])
@@ -52,6 +53,8 @@ def main():
     binary_ratio = bench_batched.main(["--task", "binary", "--indices", "0,8", "--max-iters", "500" if q else "1000"])
     print("== Student-t DLM step (the likelihood layer's quadrature, issue 26)", flush=True)
     student_t_ms = bench_student_t.main(["--rounds", "3" if q else "5"])
+    print("== SAVIGP ELBO evaluation (savigp_fig1 size: Boston, M=300, S=2000)", flush=True)
+    savigp_ms, savigp_fwd, savigp_total, (sn, sm, ss) = bench_savigp.main(["--rounds", "3" if q else "5"])
     print("== thread count", flush=True)
     thread_ratio, cores = bench_threads.main(["--repeats", "2" if q else "3"])
     torch.set_num_threads(args.threads)
@@ -63,6 +66,8 @@ def main():
           f"{os.getloadavg()[0]:.2f})")
     print(f"Trainer / bare GPyTorch (ms/iteration)           {trainer_ratio:6.3f}   target <= 1.05: "
           f"{verdict(trainer_ratio <= 1.05)}")
+    print(f"SVGP bundle step / bare GPyTorch (ms/iteration)   {bundle_ratio:6.3f}   (the blocked q(f) of "
+          f"models/fast_svgp.py; 1.0: no gain)")
     for dataset, (r, source) in ups.items():
         print(f"uPS-10 / bMC-10 per iteration, {dataset:8s}         {r:6.2f}   target <= 3: {verdict(r <= 3)}"
               f"   ({source})")
@@ -74,6 +79,10 @@ def main():
           f"M=20)  {binary_ratio:6.2f}   (16 separate runs: 16)")
     print(f"Student-t DLM step (boston, M=50, quadrature)    {student_t_ms:6.2f} ms/iteration   target <= 1.5 x "
           f"{STUDENT_T_BEFORE_MS} ms (measured before issue 26): {verdict(student_t_ms <= 1.5 * STUDENT_T_BEFORE_MS)}")
+    print(f"SAVIGP ELBO evaluation, Boston N={sn} M={sm} S={ss} (savigp_fig1, SF 1.0)  {savigp_ms['value']:6.1f} ms "
+          f"({savigp_fwd / 1e6:.0f} Mflop, {savigp_fwd / savigp_ms['value'] / 1e6:.2f} GFLOP/s); with gradient "
+          f"{savigp_ms['value+grad']:.1f} ms ({savigp_total / 1e6:.0f} Mflop, "
+          f"{savigp_total / savigp_ms['value+grad'] / 1e6:.2f} GFLOP/s)   (no target)")
     print(f"1-thread / {cores}-thread wall, default run           {thread_ratio:6.2f}   (< 1: one thread is faster; "
           f"dlm_bench/threads.py picks 1 here)")
 

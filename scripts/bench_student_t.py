@@ -17,18 +17,20 @@ import time
 
 import torch
 
-from dlm_bench import methods, runner
+from dlm_bench.models.builders import build_bundle  # noqa: E402
+from dlm_bench.run.context import prepare_data, seed_everything  # noqa: E402
+from dlm_bench.task_defaults import resolve_task_defaults  # noqa: E402
 from dlm_bench.cli import compose_config
 
 
 def make_bundle(seed=0):
     cfg = compose_config(["dataset=boston", "model.likelihood=student_t", "objective=dlm", "model.num_inducing=50",
                           f"seed={seed}", "trainer.progress=off"])
-    runner.resolve_task_defaults(cfg)
-    runner.seed_everything(seed)
-    prep = runner.prepare_data(cfg, torch.device("cpu"), torch.float64)
+    resolve_task_defaults(cfg)
+    seed_everything(seed)
+    prep = prepare_data(cfg, torch.device("cpu"), torch.float64)
     X, y = prep.tensors["train"]
-    return methods.build_bundle(cfg, X, y).double(), X, y
+    return build_bundle(cfg, X, y).double(), X, y
 
 
 def step_ms(bundle, opt, X, y, iters):

@@ -37,7 +37,7 @@ def default_jitter(Kuu: torch.Tensor) -> torch.Tensor:
 @dataclass
 class CollapsedTerms:
     L: torch.Tensor  # chol(Kuu + jitter I)
-    A: torch.Tensor  # L^{-1} Kuf (M x N)
+    A: torch.Tensor | None  # L^{-1} Kuf (M x N); None from collapsed_terms_blocked
     lam: torch.Tensor  # lambda_i = Kff_ii - Q_ii (>= 0)
     d: torch.Tensor  # alpha * lambda + noise
     LB: torch.Tensor  # chol(I + A D^{-1} A^T)
@@ -61,6 +61,33 @@ def collapsed_terms(Kuu, Kuf, kff_diag, noise, y, alpha: float = 1.0, jitter=0.0
     LB = torch.linalg.cholesky(eye + Aw @ Aw.T)
     c = torch.linalg.solve_triangular(LB, (Aw @ (y / d.sqrt())).unsqueeze(-1), upper=False).squeeze(-1)
     return CollapsedTerms(L, A, lam, d, LB, c, y, noise, alpha)
+
+
+def collapsed_terms_blocked(Kuu, blocks, noise, alpha: float = 1.0, jitter=0.0) -> CollapsedTerms:
+    """`collapsed_terms` with Kuf, diag Kff and y given as blocks of the N points (an iterable of (Kuf_b, kff_b, y_b),
+    e.g. a generator that evaluates the kernel block by block). The same operations on each block's columns, the
+    M x M products A D^-1 A^T and A D^-1 y summed over the blocks: equal to `collapsed_terms` to rounding
+    (tests/unit/test_collapsed_fast_path.py). Why: every elementwise step on an M x N array (the kernel's, lambda's,
+    the D^-1/2 scaling, and their backward) streams it through memory; on blocks of a few thousand columns it stays
+    in cache (models/sgpr.py uses it for the training loss). The returned terms have A = None (no M x N matrix is
+    kept); everything else is as `collapsed_terms` returns it."""
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+    M = Kuu.shape[-1]
+    eye = torch.eye(M, dtype=Kuu.dtype, device=Kuu.device)
+    L = torch.linalg.cholesky(Kuu + jitter * eye)
+    AAt, Ay, lams, ds, ys = 0.0, 0.0, [], [], []
+    for Kuf, kff_diag, y in blocks:
+        A = torch.linalg.solve_triangular(L, Kuf, upper=False)
+        lam = (kff_diag - A.square().sum(0)).clamp_min(0.0)
+        d = alpha * lam + noise
+        Aw = A / d.sqrt()
+        AAt = AAt + Aw @ Aw.T
+        Ay = Ay + Aw @ (y / d.sqrt())
+        lams.append(lam), ds.append(d), ys.append(y)
+    LB = torch.linalg.cholesky(eye + AAt)
+    c = torch.linalg.solve_triangular(LB, Ay.unsqueeze(-1), upper=False).squeeze(-1)
+    return CollapsedTerms(L, None, torch.cat(lams), torch.cat(ds), LB, c, torch.cat(ys), noise, alpha)
 
 
 def neg_log_marginal(t: CollapsedTerms) -> torch.Tensor:

@@ -15,6 +15,9 @@ class CollapsedBundle(ModelBundle):
     """Kernel + Z + Gaussian noise, trained on F_alpha / N (alpha=0: SGPR, alpha=1: FITC).
     Full batch only: the objective and the predictive need all the training data, kept as buffers."""
 
+    fast = True  # training loss over blocks of the points (collapsed.collapsed_terms_blocked; False: all at once)
+    BLOCK = 2048  # points per block, as the SVGP path (models/fast_svgp.py); M = 200: 3.2 MB per M x block array
+
     def __init__(self, kernel, Z: torch.Tensor, likelihood, X_train, y_train, alpha: float, learn_inducing=True):
         super().__init__()
         self.kernel, self.likelihood, self.alpha = kernel, likelihood, float(alpha)
@@ -30,7 +33,20 @@ class CollapsedBundle(ModelBundle):
         return collapsed.collapsed_terms(Kuu, Kuf, kff, self.noise, y, self.alpha, collapsed.default_jitter(Kuu))
 
     def loss(self, X, y):
+        if self.fast and X.device.type == "cpu" and X.shape[0] >= 2 * self.BLOCK:  # a cache optimisation: CPU only
+            return collapsed.neg_log_marginal(self.blocked_terms(X, y)) / X.shape[0]
         return collapsed.neg_log_marginal(self.terms(X, y)) / X.shape[0]
+
+    def blocked_terms(self, X: torch.Tensor, y: torch.Tensor) -> collapsed.CollapsedTerms:
+        """`terms` with the kernel evaluated block by block (the same GPyTorch kernel on row blocks of X). K_uf's
+        block is evaluated as K(X_b, Z) and transposed: a column-major view, which LAPACK's triangular solve takes
+        without the copy a row-major K(Z, X_b) costs (measured: 9 % of a step at N = 5000, M = 200). The kernel is
+        symmetric, so the values are the same to rounding (GPyTorch centres the squared distances on the first
+        argument's mean)."""
+        Kuu = self.kernel(self.Z).to_dense()
+        blocks = ((self.kernel(Xb, self.Z).to_dense().mT, self.kernel(Xb, diag=True), yb)
+                  for Xb, yb in zip(X.split(self.BLOCK), y.split(self.BLOCK)))
+        return collapsed.collapsed_terms_blocked(Kuu, blocks, self.noise, self.alpha, collapsed.default_jitter(Kuu))
 
     def pac_kl(self):
         """KL(q(u) || p(u)) of the implied q(u) (Reeb et al. 2018, eqs. 10-11), for paper=pac reports."""

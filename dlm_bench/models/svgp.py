@@ -8,6 +8,7 @@ from linear_operator.operators import DiagLinearOperator, SumLinearOperator
 
 from ..config import MeanFunction
 from ..estimators import effective_estimator, mll_class, mll_kwargs
+from . import fast_svgp
 from .base import ModelBundle, predict_f
 from .components import build_likelihood, initial_kernel_and_inducing
 
@@ -101,6 +102,9 @@ class SVGPBundle(ModelBundle):
     """SVGP + Gaussian likelihood + a GPyTorch approximate MLL (ELBO or log-loss DLM)."""
 
     fast_fixed = True  # fixed-hyperparameter runs: FrozenPredictive (False: GPyTorch's path every iteration)
+    # joint runs on the CPU, whitened, full batch or large minibatches: q(f) over blocks of the inputs
+    # (models/fast_svgp.py; a cache optimisation, so not on GPUs; False: GPyTorch's VariationalStrategy call)
+    fast_joint = True
 
     def __init__(self, model: SVGP, likelihood, mll_cls, num_data: int, beta: float, likelihood_name="gaussian",
                  **mll_kwargs):
@@ -116,6 +120,10 @@ class SVGPBundle(ModelBundle):
         if (self._frozen is not None and self.fast_fixed and self.training and X.shape[-2] > self.num_inducing
                 and self._frozen_still()):
             return -self.mll(self._frozen(X), y)
+        if (self.fast_joint and self.training and X.device.type == "cpu" and X.dim() == 2
+                and X.shape[-2] >= fast_svgp.MIN_INPUTS and X.shape[-2] > self.num_inducing
+                and fast_svgp.supports_blocked(self.model)):
+            return -self.mll(fast_svgp.blocked_whitened_predictive(self.model, X), y)
         return -self.mll(self.model(X), y)
 
     def _frozen_still(self) -> bool:
