@@ -125,7 +125,7 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
     c = cfg.lgm
     out.task, out.likelihood, out.train_size = ds.task, lik, int(X.shape[0])
     out.objective, out.hyperparameters = "vlb", "fixed"
-    out.estimator = "closed_form" if lik in ("gaussian", "poisson", "laplace") else f"gauss_hermite{c.quadrature_nodes}"
+    out.estimator = "closed_form" if lik in ("gaussian", "poisson", "laplace") else "adaptive_quadrature"
     out.split = "fp_all" if not c.subsample else f"fp_subsample{c.subsample}"
     model, hyp = build(cfg, lik, X, y, rng)
     out.num_inducing = model.n if model.kind == "sparse_gp" else None

@@ -123,5 +123,8 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
     finally:  # also for a failure part-way: the record says how far training got
         wall = ctx.training_wall() if trained_wall is None else trained_wall
         out.train = train_section(cfg, result, pretrain, pretrain_info, max(wall, result.wall_s))
+        fallbacks = getattr(getattr(bundle, "mll", None), "fallbacks", None)
+        if fallbacks is not None:  # uPS: (sample, example) pairs drawn by the exact inverse-CDF fallback
+            out.train["ups_fallbacks"] = int(fallbacks)
         out.curve = result.curve
     return out

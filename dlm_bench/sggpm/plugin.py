@@ -101,7 +101,7 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
     alg, kind, sizes, M = check_point(c, ds.name, ds.task, N)
     out.task, out.num_inducing, out.objective = ds.task, M, "vlb"
     out.likelihood = {"count": "poisson", "binary": "logistic", "ordinal": "ordinal_cumlogit"}[ds.task]
-    out.estimator = "closed_form" if ds.task == "count" else f"gauss_hermite{c.quadrature_nodes}"
+    out.estimator = "closed_form" if ds.task == "count" else "adaptive_quadrature"
     out.hyperparameters = "joint" if c.learn_hyperparameters else "fixed"
     out.split = ("published" if c.published_splits else f"sggpm_perm{c.perm_seed}") + f"_M{M}"
     X_all = np.asarray(ds.X, float)
