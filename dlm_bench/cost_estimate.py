@@ -132,6 +132,12 @@ def run_seconds(rec: dict) -> float | None:
     return float(s) if s is not None else None
 
 
+def _batched(config: dict) -> bool:
+    o = config["objective"]
+    return bool(o.get("beta_batch")) and o.get("beta_index") is not None and config["model"]["name"] == "svgp" \
+        and o.get("name") in ("elbo", "dlm")
+
+
 def estimate(points: list[tuple[dict, str | None]], root: Path) -> Estimate:
     """points: (resolved config, likelihood) of each new point; root: the results directory to learn from."""
     done = finished_runs(root) if Path(root).is_dir() else []
@@ -149,13 +155,18 @@ def estimate(points: list[tuple[dict, str | None]], root: Path) -> Estimate:
                 (lik, rec.get("hyperparameters"), batched), DEFAULT_FACTOR)))
     factors = {k: median(v) for k, v in ratios.items() if len(v) >= 3}
     est = Estimate(calibrated_on=sum(len(v) for k, v in ratios.items() if k in factors))
+    groups = defaultdict(int)  # a batched beta group: one job pays the overhead for all its members
+    for config, _ in points:
+        if _batched(config):
+            groups[settings_key(config)] += 1
     for config, likelihood in points:
         key = settings_key(config)
+        overhead = RUN_OVERHEAD_S / groups[key] if key in groups else RUN_OVERHEAD_S
         if same.get(key):
-            est.seconds += median(same[key]) + RUN_OVERHEAD_S
+            est.seconds += median(same[key]) + overhead
             est.from_runs += 1
             continue
-        batched = bool(config["objective"].get("beta_batch")) and config["objective"].get("beta_index") is not None
+        batched = _batched(config)
         m = modelled_seconds(config, config["model"]["name"], likelihood, batched)
         if m is None:
             est.unknown += 1
@@ -164,6 +175,6 @@ def estimate(points: list[tuple[dict, str | None]], root: Path) -> Estimate:
         k = (lik, str(config["objective"].get("hyperparameters", "joint")), batched)
         if k in factors:
             m = m / FACTORS.get(k, DEFAULT_FACTOR) * factors[k]
-        est.seconds += m + RUN_OVERHEAD_S
+        est.seconds += m + overhead
         est.from_model += 1
     return est
