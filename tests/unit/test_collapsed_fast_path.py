@@ -5,7 +5,9 @@ computation (fast=False), float64, to 1e-10 relative."""
 import pytest
 import torch
 
-from dlm_bench import methods, runner
+from dlm_bench.models.builders import build_bundle
+from dlm_bench.run.context import seed_everything
+from dlm_bench.task_defaults import resolve_task_defaults
 from dlm_bench.cli import compose_config
 from dlm_bench.models import collapsed
 
@@ -16,9 +18,9 @@ def bundle_and_data(model, n=300, seed=0, extra=()):
     y = torch.sin(X.sum(-1)) + 0.1 * torch.randn(n, generator=g, dtype=torch.float64)
     cfg = compose_config(["dataset=boston", f"model={model}", "model.num_inducing=25", "model.ard=true",
                           "trainer.progress=off", *extra])
-    runner.resolve_task_defaults(cfg)
-    runner.seed_everything(seed)
-    bundle = methods.build_bundle(cfg, X, y).double()
+    resolve_task_defaults(cfg)
+    seed_everything(seed)
+    bundle = build_bundle(cfg, X, y).double()
     with torch.no_grad():  # hyperparameters and Z away from their initial values
         for p in bundle.parameters():
             p.add_(0.3 * torch.randn(p.shape, generator=g, dtype=p.dtype))

@@ -5,7 +5,9 @@ fast_joint=False), float64, to 1e-10 relative."""
 import pytest
 import torch
 
-from dlm_bench import methods, runner
+from dlm_bench.models.builders import build_bundle
+from dlm_bench.run.context import seed_everything
+from dlm_bench.task_defaults import resolve_task_defaults
 from dlm_bench.cli import compose_config
 from dlm_bench.models import fast_svgp
 
@@ -22,9 +24,9 @@ def joint_bundle(overrides, X, y, seed=0):
     if not any(o.startswith("dataset=") for o in overrides):
         overrides = ["dataset=boston", *overrides]
     cfg = compose_config(["model.num_inducing=15", "trainer.progress=off", *overrides])
-    runner.resolve_task_defaults(cfg)
-    runner.seed_everything(seed)
-    bundle = methods.build_bundle(cfg, X, y).double()
+    resolve_task_defaults(cfg)
+    seed_everything(seed)
+    bundle = build_bundle(cfg, X, y).double()
     bundle.train()
     bundle.fast_joint = False
     bundle.loss(X[:50], y[:50])  # q(u) initialised (to the prior), as on the first training call
