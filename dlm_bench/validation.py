@@ -10,6 +10,7 @@ harness calls right after loading.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import tempfile
@@ -139,7 +140,8 @@ def check_choices(cfg: DictConfig, overrides: list[str]) -> None:
             raise ConfigError(f"{key}={value} conflicts with {by}, which sets {key}.name={got}; choose one of them")
 
 
-def _schema_defaults(section: str) -> dict:
+@functools.lru_cache(maxsize=None)
+def _schema_defaults(section: str) -> dict:  # read-only: callers compare, never mutate
     from omegaconf import OmegaConf
 
     from .config import Config
