@@ -80,6 +80,12 @@ def check_lgm(cfg: DictConfig, task: str) -> str:
 
 def check_data(cfg: DictConfig, ds) -> None:
     check_lgm(cfg, ds.task)
+    if cfg.model.name == "lgm_sparse":  # M was cut to the rows in use without a word
+        N = ds.X.shape[0]
+        rows = min(cfg.lgm.subsample, N) if cfg.lgm.subsample else N
+        if cfg.lgm.num_inducing > rows:
+            raise ConfigError(f"lgm.num_inducing={cfg.lgm.num_inducing} is larger than the {rows} rows in use "
+                              f"(dataset {ds.name!r}{', lgm.subsample' if rows < N else ''}); set lgm.num_inducing <= {rows}")
 
 
 def prepare(cfg: DictConfig, ds):
