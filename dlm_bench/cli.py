@@ -40,6 +40,7 @@ def compose_config(overrides: list[str]):
         raise UserError(_one_line(err)) from err
     except (HydraException, OmegaConfBaseException) as err:
         raise UserError(_unknown_key_message(err) or _one_line(err)) from err
+    resolve_interpolations(cfg)
     from .errors import ConfigError
     from .validation import validate
 
@@ -48,6 +49,26 @@ def compose_config(overrides: list[str]):
     except ConfigError as err:
         raise UserError(str(err)) from err
     return cfg
+
+
+def resolve_interpolations(cfg) -> None:
+    """Resolve every ${...} once, so a missing key or environment variable (trainer.lr=${nope},
+    ${oc.env:NOPE}) is one UserError line naming the key, not an internal error later."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        OmegaConf.to_container(cfg, resolve=True)
+    except OmegaConfBaseException as err:
+        raise UserError(interpolation_message(err)) from None
+
+
+def interpolation_message(err: BaseException) -> str:
+    key = getattr(err, "full_key", None)
+    text = str(err).splitlines()[0].strip() if str(err).strip() else type(err).__name__
+    if key:
+        return f"cannot resolve {key}: {text}"
+    return _one_line(err)
 
 
 def _unknown_key_message(err: BaseException) -> str | None:
@@ -173,6 +194,13 @@ def cmd_sweep(args) -> int:
     # jobs may run elsewhere (SLURM) or in other processes: give them an absolute results_dir
     given = [ov for ov in overrides if ov.startswith("results_dir=")]
     results_dir = given[-1].partition("=")[2] if given else "results"
+    if not results_dir.strip() or results_dir.strip() in ("null", "''", '""'):  # abspath("") is the current directory
+        from .validation import check_results_dir
+
+        try:
+            check_results_dir("")
+        except Exception as err:
+            raise UserError(str(err)) from err
     overrides = [ov for ov in overrides if not ov.startswith("results_dir=")]
     overrides.append(f"results_dir={os.path.abspath(results_dir)}")
     if not any(ov.startswith("trainer.progress=") for ov in overrides):

@@ -17,7 +17,8 @@ from .savigp import plugin as savigp_plugin
 from .sggpm import plugin as sggpm_plugin
 
 _PAC = ("pac_kl", "pac_sqrt")
-_TRAINER = {"execute": trainer_plugin.execute, "check_config": trainer_plugin.check_config}
+_TRAINER = {"execute": trainer_plugin.execute, "check_config": trainer_plugin.check_config,
+            "check_data": trainer_plugin.check_data}
 MODELS = {s.name: s for s in (
     ModelSpec("svgp", ("elbo", "dlm", "sq_dlm"), **_TRAINER,
               description="sparse variational GP (Hensman et al. 2015), any likelihood and estimator"),

@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 from typing import NamedTuple
@@ -62,9 +63,49 @@ def point_state(cfg: DictConfig, run_dir: Path | None = None) -> tuple[str, Path
     return ("new" if status is None else "rerun"), run_dir
 
 
+# The sweep's own process id, set by run_sweep and inherited by joblib's (loky) workers: a job running in another
+# process of a joblib sweep is in a worker, which must not outlive the sweep (a SIGKILLed parent cannot stop it).
+SWEEP_PID_ENV = "DLM_BENCH_SWEEP_PID"
+WATCHDOG_POLL_S = 1.0
+WATCHDOG_GRACE_S = 5.0  # after SIGTERM, time for the job to unwind (release its lock) before os._exit
+_watchdog: threading.Thread | None = None
+
+
+def watch_parent(poll_s: float = WATCHDOG_POLL_S, grace_s: float = WATCHDOG_GRACE_S) -> threading.Thread | None:
+    """Once per worker process: a daemon thread that polls os.getppid() and, when the parent is gone (the worker
+    was re-parented), SIGTERMs this process (signals.raise_terminated: the job unwinds and releases its locks),
+    then os._exit after `grace_s`."""
+    global _watchdog
+    if _watchdog is not None and _watchdog.is_alive():
+        return _watchdog
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll_s)
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+        except OSError:
+            pass
+        time.sleep(grace_s)
+        os._exit(143)
+
+    _watchdog = threading.Thread(target=watch, name="dlm-bench-parent-watchdog", daemon=True)
+    _watchdog.start()
+    return _watchdog
+
+
+def _in_joblib_worker(cfg: DictConfig) -> bool:
+    sweep_pid = os.environ.get(SWEEP_PID_ENV)
+    return cfg.launcher.name == "joblib" and sweep_pid is not None and sweep_pid != str(os.getpid())
+
+
 def sweep_job(cfg: DictConfig) -> str:
     """One grid point. Never raises for a failing configuration (it is recorded); returns an OUTCOME."""
     check_not_terminated()
+    if _in_joblib_worker(cfg):
+        install()  # SIGTERM (from the watchdog or the parent's stop_workers) unwinds the job
+        watch_parent()
     _set_threads(cfg)
     state, run_dir = point_state(cfg)
     if state == "outside_grid":
@@ -141,6 +182,8 @@ def run_sweep(overrides: list[str]) -> Counter:
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, raise_terminated) if main_thread else None
     restore_env = announce_beta_indices(overrides)  # the beta group of objective.beta_batch (batched.py)
+    previous_pid = os.environ.get(SWEEP_PID_ENV)
+    os.environ[SWEEP_PID_ENV] = str(os.getpid())  # inherited by joblib's workers (watch_parent)
     try:
         batches = hydra.multirun(config_name="config", task_function=sweep_job, overrides=overrides)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: no worker may go on training without us
@@ -148,6 +191,10 @@ def run_sweep(overrides: list[str]) -> Counter:
         raise
     finally:
         restore_env()
+        if previous_pid is None:
+            os.environ.pop(SWEEP_PID_ENV, None)
+        else:
+            os.environ[SWEEP_PID_ENV] = previous_pid
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
         GlobalHydra.instance().clear()

@@ -1,14 +1,16 @@
 """The validation pipeline: every check a configuration passes before any data is loaded or any training starts,
 in one place (`validate_run`). Each failure is a `ConfigError` with one line that names the key, the bad value and
 what is allowed; the CLI prints it and exits 2. The steps: numeric domains, group choices a preset replaced, the
-model/objective/estimator combination rules (combination_rules.py), the PAC-Bayes settings (pac/checks.py), then
-the model family's own declared check (ModelSpec.check_config: lgm.*, savigp.*, sggpm.*, the Trainer models').
+model/objective/estimator combination rules (combination_rules.py), the PAC-Bayes settings (pac/checks.py), settings
+the chosen model does not read (check_unused_settings: refused, never silently ignored), then the model family's own
+declared check (ModelSpec.check_config: lgm.*, savigp.*, sggpm.*, the Trainer models').
 Checks that need the data (a likelihood against the dataset's task) are the family's `check_data`, which the run
 harness calls right after loading.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import tempfile
@@ -52,7 +54,8 @@ def validate_numbers(cfg: DictConfig) -> None:
         raise ConfigError(f"trainer.tol_on must be mean or sum, got {t.tol_on!r}")
     if t.stochastic_lr is not None:
         _finite_positive("trainer.stochastic_lr", t.stochastic_lr)
-    _at_least("seed", cfg.seed, 0)
+    check_seed(cfg.seed)
+    check_results_dir(cfg.results_dir)
     m = cfg.model
     for key in ("lengthscale_init", "outputscale_init", "noise_init"):
         _finite_positive(f"model.{key}", m[key])
@@ -73,6 +76,21 @@ def validate_numbers(cfg: DictConfig) -> None:
     _at_least("protocol.test_size", p.test_size, 1, allow_none=True)
     _at_least("launcher.n_jobs", cfg.launcher.n_jobs, 1)
     _at_least("launcher.cpus", cfg.launcher.cpus, 1, allow_none=True)
+
+
+SEED_LIMIT = 2**63  # numpy's and torch's seeding take a 64-bit seed (torch.manual_seed: a signed/unsigned long long)
+
+
+def check_seed(seed) -> None:
+    if seed is None or not 0 <= seed < SEED_LIMIT:
+        raise ConfigError(f"seed must be an integer >= 0 and < 2**63 (numpy and torch seeding take 64 bits), got {seed}")
+
+
+def check_results_dir(value) -> None:
+    """An empty results_dir would write runs into the current directory."""
+    if value is None or not str(value).strip():
+        raise ConfigError(f"results_dir must name a folder, got {value!r} (empty: runs would land in the current "
+                          "directory); e.g. results_dir=results")
 
 
 def check_writable(directory: Path) -> None:
@@ -122,6 +140,65 @@ def check_choices(cfg: DictConfig, overrides: list[str]) -> None:
             raise ConfigError(f"{key}={value} conflicts with {by}, which sets {key}.name={got}; choose one of them")
 
 
+@functools.lru_cache(maxsize=None)
+def _schema_defaults(section: str) -> dict:  # read-only: callers compare, never mutate
+    from omegaconf import OmegaConf
+
+    from .config import Config
+
+    return OmegaConf.to_container(OmegaConf.structured(Config)[section], enum_to_str=True)
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
+
+
+def unread_settings(cfg: DictConfig) -> list[str]:
+    """`section.key=value` for every setting of a section the run does not read that differs from the schema
+    default: the model-owned sections (ModelSpec.config_section: lgm, savigp, sggpm) of the other models, and pac.*
+    unless the run has the PAC-Bayes evaluation (objectives.pac_evaluation)."""
+    from omegaconf import OmegaConf
+
+    from .objectives import pac_evaluation
+    from .registry import unused_sections
+
+    sections = sorted(unused_sections(cfg))
+    if not pac_evaluation(cfg):
+        sections.append("pac")
+    out = []
+    for section in sections:
+        if section not in cfg:
+            continue
+        given = OmegaConf.to_container(cfg[section], resolve=True, enum_to_str=True)
+        default = _schema_defaults(section)
+        for key, value in given.items():
+            if not _same(value, default.get(key)):
+                out.append(f"{section}.{key}={value}")
+    return out
+
+
+def check_unused_settings(cfg: DictConfig) -> None:
+    """Settings the chosen model does not read are refused with their names (rule chosen for issue 27, documented
+    in docs/robustness.md): a run would otherwise record a config it did not use."""
+    unread = unread_settings(cfg)
+    if not unread:
+        return
+    from .registry import MODELS
+
+    owners = []
+    for setting in unread:
+        section = setting.partition(".")[0]
+        readers = ("objective=pac_kl|pac_sqrt, eval.pac=true or paper=pac" if section == "pac" else
+                   "model=" + "|".join(n for n, s in MODELS.items() if s.config_section == section))
+        if (section, readers) not in owners:
+            owners.append((section, readers))
+    where = "; ".join(f"{section}.* is read only with {readers}" for section, readers in owners)
+    raise ConfigError(f"model={cfg.model.name} does not read {', '.join(unread)} ({where}); remove "
+                      f"{'it' if len(unread) == 1 else 'them'} or choose the model that reads {'it' if len(unread) == 1 else 'them'}")
+
+
 def validate(cfg: DictConfig, overrides: list[str] | None = None) -> None:
     validate_numbers(cfg)
     if overrides:
@@ -138,6 +215,7 @@ def validate_run(cfg: DictConfig, overrides: list[str] | None = None):
     spec = model_spec(cfg)
     check_combination(cfg)
     check_pac_settings(cfg)
+    check_unused_settings(cfg)
     if spec.check_config is not None:
         spec.check_config(cfg)
     return spec

@@ -31,6 +31,10 @@ def _zscore(A):
     return (A - A.mean(0)) / sd
 
 
+MAX_VAR = 1e6
+MAX_NODES = 200
+
+
 def check_config(cfg: DictConfig) -> None:
     """lgm.* settings in their domains, before any data is loaded."""
     c = cfg.lgm
@@ -39,16 +43,21 @@ def check_config(cfg: DictConfig) -> None:
     if c.likelihood is not None and (c.likelihood not in SITES or c.likelihood == "ordinal"):
         raise ConfigError(f"lgm.likelihood must be one of {', '.join(s for s in SITES if s != 'ordinal')}, "
                           f"got {c.likelihood!r}")
-    if c.prior_var is not None and not (math.isfinite(c.prior_var) and c.prior_var > 0):
-        raise ConfigError(f"lgm.prior_var must be a finite number > 0 or null, got {c.prior_var}")
-    if c.init_var is not None and not (math.isfinite(c.init_var) and c.init_var > 0):
-        raise ConfigError(f"lgm.init_var must be a finite number > 0 or null, got {c.init_var}")
+    if c.real_likelihood not in hyper.REAL:
+        raise ConfigError(f"lgm.real_likelihood must be one of {', '.join(hyper.REAL)}, got {c.real_likelihood!r}")
+    for key in ("prior_var", "init_var"):  # variances of standardised inputs / latents: beyond 1e6 Cholesky overflows
+        if c[key] is not None and not (math.isfinite(c[key]) and 0 < c[key] <= MAX_VAR):
+            raise ConfigError(f"lgm.{key} must be a finite number > 0 and <= {MAX_VAR:g} or null, got {c[key]}")
     for key in ("quadrature_nodes", "max_iters", "num_inducing", "hyper_points"):
         if c[key] is None or not c[key] > 0:
             raise ConfigError(f"lgm.{key} must be > 0, got {c[key]}")
+    if c.quadrature_nodes > MAX_NODES:
+        raise ConfigError(f"lgm.quadrature_nodes must be <= {MAX_NODES} (Gauss-Hermite), got {c.quadrature_nodes}")
     for key in ("jitter", "grad_tol", "f_tol"):
         if key in c and c[key] is not None and not (math.isfinite(c[key]) and c[key] >= 0):
             raise ConfigError(f"lgm.{key} must be a finite number >= 0, got {c[key]}")
+    if c.jitter >= 1:
+        raise ConfigError(f"lgm.jitter is relative to the outputscale and must be < 1, got {c.jitter}")
     if c.subsample is not None and c.subsample < 2:
         raise ConfigError(f"lgm.subsample must be >= 2 or null, got {c.subsample}")
 
@@ -71,6 +80,12 @@ def check_lgm(cfg: DictConfig, task: str) -> str:
 
 def check_data(cfg: DictConfig, ds) -> None:
     check_lgm(cfg, ds.task)
+    if cfg.model.name == "lgm_sparse":  # M was cut to the rows in use without a word
+        N = ds.X.shape[0]
+        rows = min(cfg.lgm.subsample, N) if cfg.lgm.subsample else N
+        if cfg.lgm.num_inducing > rows:
+            raise ConfigError(f"lgm.num_inducing={cfg.lgm.num_inducing} is larger than the {rows} rows in use "
+                              f"(dataset {ds.name!r}{', lgm.subsample' if rows < N else ''}); set lgm.num_inducing <= {rows}")
 
 
 def prepare(cfg: DictConfig, ds):

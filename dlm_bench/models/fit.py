@@ -28,6 +28,32 @@ def check_config(cfg: DictConfig) -> None:
         raise ConfigError(f"model.noise_init must be > 1e-4 (the noise constraint), got {cfg.model.noise_init}")
 
 
+# Trainer models without inducing inputs: model.num_inducing is not read
+NO_INDUCING = ("exact_gp", "pac_gp")
+# protocols whose split reads protocol.test_size (a cap on the test part)
+TEST_SIZE_PROTOCOLS = ("dlm_regression", "dlm_classification")
+
+
+def check_data(cfg: DictConfig, dataset) -> None:
+    """The Trainer models' data-dependent checks, right after loading (before any training): protocol.test_size
+    larger than the dataset, and model.num_inducing larger than the training part the protocol gives (refused:
+    initial_inducing_points would otherwise cut M to n without a word)."""
+    from ..data.protocols import make_split
+
+    n = len(dataset.y)
+    p = cfg.protocol
+    if p.name in TEST_SIZE_PROTOCOLS and p.test_size is not None and p.test_size > n:
+        raise ConfigError(f"protocol.test_size={p.test_size} is larger than dataset {dataset.name!r} ({n} rows); "
+                          f"leave it null or set at most {n} (it caps the test part)")
+    if cfg.model.name in NO_INDUCING:
+        return
+    n_train = len(make_split(p, dataset, cfg.seed).train)
+    m = cfg.model.num_inducing
+    if m > n_train:
+        raise ConfigError(f"model.num_inducing={m} is larger than the training part ({n_train} rows of dataset "
+                          f"{dataset.name!r} under protocol={p.name}); set model.num_inducing <= {n_train}")
+
+
 def describe(cfg: DictConfig, out: Outcome, prep, bundle) -> None:
     """The record fields a Trainer run knows once its bundle is built (shared with the batched grid's members)."""
     out.task, out.likelihood = prep.dataset.task, bundle.likelihood_name

@@ -25,6 +25,8 @@ from .model import Savigp
 from .train import fit
 
 TRANSFORMS = ("none", "center", "minmax")
+MAX_SAMPLES = 100_000  # Monte Carlo samples per point (the paper: 2000); beyond, the sample tensors exhaust memory
+MAX_COMPONENTS = 100  # MoG components (the paper: 1, 2)
 
 
 def check_config(cfg: DictConfig) -> None:
@@ -38,8 +40,6 @@ def check_config(cfg: DictConfig) -> None:
         raise ConfigError(f"savigp.sparsity_factor must be in (0, 1], got {s.sparsity_factor}")
     if s.inducing not in ("nested", "kmeans"):
         raise ConfigError(f"savigp.inducing must be nested or kmeans, got {s.inducing!r}")
-    if s.num_samples < 2:
-        raise ConfigError(f"savigp.num_samples must be >= 2, got {s.num_samples}")
     if s.num_inducing is not None and s.num_inducing < 1:
         raise ConfigError(f"savigp.num_inducing must be >= 1 or null, got {s.num_inducing}")
     if s.max_iter < 1:
@@ -50,8 +50,33 @@ def check_config(cfg: DictConfig) -> None:
             raise ConfigError(f"savigp.{key} must be a finite number > 0, got {v}")
     if not list(s.blocks):
         raise ConfigError("savigp.blocks must name at least one block to optimise (e.g. [mog, hyp, ll])")
-    if s.posterior == "mog" and s.components < 1:
-        raise ConfigError(f"savigp.components must be >= 1, got {s.components}")
+    from .train import BLOCKS
+
+    for b in s.blocks:
+        if b not in BLOCKS:
+            raise ConfigError(f"savigp.blocks: unknown block {b!r}; valid: {', '.join(BLOCKS)}")
+    if s.optimizer not in ("lbfgs", "adam"):
+        raise ConfigError(f"savigp.optimizer must be lbfgs or adam, got {s.optimizer!r}")
+    for key in ("num_samples", "pred_samples"):
+        if not 2 <= s[key] <= MAX_SAMPLES:
+            raise ConfigError(f"savigp.{key} must be an integer in [2, {MAX_SAMPLES}], got {s[key]}")
+    if s.cv_samples is not None and not 2 <= s.cv_samples <= s.num_samples:
+        raise ConfigError(f"savigp.cv_samples must be an integer in [2, savigp.num_samples={s.num_samples}] or null, "
+                          f"got {s.cv_samples}")
+    if not 0 <= s.sample_seed < 2**62:
+        raise ConfigError(f"savigp.sample_seed must be an integer >= 0 and < 2**62, got {s.sample_seed}")
+    for key in ("evals_mog", "evals_hyp", "evals_ll"):
+        if s[key] < 1:
+            raise ConfigError(f"savigp.{key} must be an integer >= 1, got {s[key]}")
+    for key in ("xtol", "ftol"):
+        if not (math.isfinite(s[key]) and s[key] >= 0):
+            raise ConfigError(f"savigp.{key} must be a finite number >= 0, got {s[key]}")
+    if s.max_wall_s is not None and not (math.isfinite(s.max_wall_s) and s.max_wall_s > 0):
+        raise ConfigError(f"savigp.max_wall_s must be a finite number > 0 or null, got {s.max_wall_s}")
+    if not (math.isfinite(s.offset) and s.offset > 0):
+        raise ConfigError(f"savigp.offset must be a finite number > 0, got {s.offset}")
+    if not 1 <= s.components <= MAX_COMPONENTS:
+        raise ConfigError(f"savigp.components must be an integer in [1, {MAX_COMPONENTS}], got {s.components}")
 
 
 EXPECTED_LIKELIHOODS = {"regression": ("gaussian", "warp"), "multiclass": ("softmax",), "binary": ("logistic",),
@@ -60,6 +85,11 @@ EXPECTED_LIKELIHOODS = {"regression": ("gaussian", "warp"), "multiclass": ("soft
 
 def check_data(cfg: DictConfig, ds) -> None:
     s = cfg.savigp
+    if s.num_inducing is not None and ds.fixed_splits:
+        n_train = len(ds.fixed_splits[cfg.seed % len(ds.fixed_splits)][0])
+        if s.num_inducing > n_train:
+            raise ConfigError(f"savigp.num_inducing={s.num_inducing} is larger than the training part ({n_train} rows "
+                              f"of dataset {ds.name}); set savigp.num_inducing <= {n_train}")
     if s.likelihood not in EXPECTED_LIKELIHOODS.get(ds.task, ()):
         raise ConfigError(f"savigp.likelihood={s.likelihood} does not fit dataset {ds.name} (task {ds.task}); "
                           f"use {' or '.join(EXPECTED_LIKELIHOODS.get(ds.task, ('?',)))}")

@@ -57,6 +57,11 @@ def folds_for(cfg: DictConfig, ds, N: int, M: int, sizes) -> list[Fold]:
     return folds[M]
 
 
+MAX_SIZES = 100
+MAX_FOLDS = 100
+MAX_NODES = 200
+
+
 def check_config(cfg: DictConfig) -> None:
     """sggpm.* settings in their domains, before any data is loaded."""
     c = cfg.sggpm
@@ -68,6 +73,13 @@ def check_config(cfg: DictConfig) -> None:
         raise ConfigError(f"sggpm.max_folds must be an integer >= 1 or null, got {c.max_folds}")
     if c.size_index is None or c.size_index < 0:
         raise ConfigError(f"sggpm.size_index must be an integer >= 0, got {c.size_index}")
+    for key, high, why in (("num_sizes", MAX_SIZES, "sizes on the log grid (the paper: 10)"),
+                           ("folds", MAX_FOLDS, "folds (the paper: 10)"),
+                           ("quadrature_nodes", MAX_NODES, "Gauss-Hermite nodes")):
+        if key in c and c[key] > high:
+            raise ConfigError(f"sggpm.{key} must be <= {high} ({why}), got {c[key]}")
+    if c.perm_seed is None or not 0 <= c.perm_seed < 2**63:
+        raise ConfigError(f"sggpm.perm_seed must be an integer >= 0 and < 2**63, got {c.perm_seed}")
 
 
 def check_data(cfg: DictConfig, ds) -> None:
@@ -86,6 +98,9 @@ def check_point(c, name: str, task: str, N: int):
     if not 0 <= c.size_index < len(sizes):
         raise ConfigError(f"sggpm.size_index must be in [0, {len(sizes) - 1}], got {c.size_index}")
     M = sizes[c.size_index]
+    if "folds" in c and not c.published_splits and c.folds > N - M:
+        raise ConfigError(f"sggpm.folds={c.folds} is more than the {N - M} rows left for testing on dataset {name!r} "
+                          f"(N={N}, active set M={M}); use at most {N - M}")
     if M < 2:  # ceil(N/100) = 1 for N <= 100: a one-point active set has no usable kernel statistics
         raise ConfigError(f"sggpm.size_index={c.size_index} gives an active set of {M} row(s) on this dataset "
                           f"(sizes {sizes}); use a larger size_index or a larger dataset")

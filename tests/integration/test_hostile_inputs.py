@@ -388,6 +388,115 @@ CONFIG_ROWS = (
        Row("fetch_verify_and_force", ["fetch", "--verify", "--force"], 2, ("use one at a time",))]
 )
 
+# settings the chosen model does not read: refused, every one named (validation.check_unused_settings)
+UNREAD = "does not read"
+UNUSED_ROWS = [Row(f"unread_{'_'.join(ov)}", ["run", *ov, *TINY], code, words) for ov, code, words in [
+    (["lgm.init_var=2"], 2, (UNREAD, "lgm.init_var=2.0", "model=lgm_glm|lgm_gp|lgm_sparse")),
+    (["savigp.posterior=mog"], 2, (UNREAD, "savigp.posterior=mog", "model=savigp")),
+    (["sggpm.folds=3"], 2, (UNREAD, "sggpm.folds=3", "model=sggpm")),
+    (["pac.epsilon=0.3"], 2, (UNREAD, "pac.epsilon=0.3", "objective=pac_kl|pac_sqrt, eval.pac=true or paper=pac")),
+    (["pac.loss=exp", "sggpm.method=grad_sod"], 2, ("pac.loss=exp", "sggpm.method=grad_sod", "remove them")),
+    (["model=sgpr", "savigp.blocks=[mog]"], 2, ("model=sgpr does not read savigp.blocks=['mog']",)),
+    (["model=exact_gp", "lgm.optimizer=grad"], 2, ("model=exact_gp does not read lgm.optimizer=grad",)),
+    (["model=lgm_glm", "savigp.num_samples=10"], 2, ("model=lgm_glm does not read savigp.num_samples=10",)),
+    (["model=lgm_glm", "sggpm.size_index=2"], 2, ("model=lgm_glm does not read sggpm.size_index=2",)),
+    (["model=savigp", "lgm.max_iters=3"], 2, ("model=savigp does not read lgm.max_iters=3",)),
+    (["model=sggpm", "savigp.lr=0.5"], 2, ("model=sggpm does not read savigp.lr=0.5",)),
+    # positive controls: the schema default is not "set"; pac.* is read with the PAC evaluation
+    (["savigp.likelihood=gaussian", "lgm.max_iters=500"], 0, ("status=ok",)),
+    (["model=sgpr", "eval.pac=true", "pac.epsilon=0.3"], 0, ("status=ok",)),
+]] + [Row("sweep_unread_point", ["sweep", "model=svgp,lgm_glm", "lgm.init_var=2", *TINY], 2,
+          ("grid point 0 (model=svgp) is invalid", "model=svgp does not read lgm.init_var=2.0", "nothing was run"))]
+
+def _without_tiny_m(args):
+    return [a for a in args if a != "model.num_inducing=5"]
+
+
+# the training size is known after the split: checked right after loading (models/fit.py check_data)
+DATA_SIZE_ROWS = [
+    Row("num_inducing_above_n", ["run", "model.num_inducing=5000", *tiny_without("model.num_inducing")], 2,
+        ("model.num_inducing=5000 is larger than the training part (339 rows", "set model.num_inducing <= 339")),
+    Row("num_inducing_n_plus_1", ["run", "model.num_inducing=340", *tiny_without("model.num_inducing")], 2,
+        ("model.num_inducing=340 is larger",)),
+    Row("num_inducing_sgpr_above_n", ["run", "model=sgpr", "model.num_inducing=400", *tiny_without("model.num_inducing")],
+        2, ("model.num_inducing=400 is larger",)),
+    Row("num_inducing_csv_above_n", _without_tiny_m(csv_run("good.csv", "model.num_inducing=28")), 2,
+        ("model.num_inducing=28 is larger than the training part (27 rows",)),
+    Row("ok_num_inducing_equals_n", _without_tiny_m(csv_run("good.csv", "model.num_inducing=27")), 0, ("status=ok",)),
+    Row("ok_num_inducing_exact_gp", ["run", "model=exact_gp", "model.num_inducing=5000", *tiny_without("model.num_inducing")],
+        0, ("status=ok",)),
+    Row("lgm_num_inducing_above_n", ["run", "model=lgm_sparse", "lgm.num_inducing=100000", R], 2,
+        ("lgm.num_inducing=100000 is larger than the 506 rows in use",)),
+    Row("lgm_num_inducing_above_subsample", ["run", "model=lgm_sparse", "lgm.subsample=100", "lgm.num_inducing=101", R],
+        2, ("lgm.num_inducing=101 is larger than the 100 rows in use", "lgm.subsample")),
+    Row("test_size_above_dataset", ["run", "protocol.test_size=100000", *TINY], 2,
+        ("protocol.test_size=100000 is larger than dataset 'boston' (506 rows)",)),
+    Row("test_size_classification_above_dataset", csv_run("bin01.csv", task="binary") + ["protocol.test_size=41"], 2,
+        ("protocol.test_size=41 is larger than dataset",)),
+    Row("ok_test_size_cap", ["run", "protocol.test_size=50", *TINY], 0, ("status=ok",)),
+]
+
+# issue 27 config items: empty results_dir, interpolations, seeds, sweep points
+SEED = "seed must be an integer >= 0 and < 2**63"
+MISC_CONFIG_ROWS = [
+    Row("results_dir_empty", ["run", "results_dir=", *TINY[:-1]], 2, ("results_dir must name a folder, got ''",)),
+    Row("results_dir_blank", ["run", "results_dir= ", *TINY[:-1]], 2, ("results_dir must name a folder",)),
+    Row("sweep_results_dir_empty", ["sweep", "seed=0", "results_dir=", *TINY[:-1]], 2, ("results_dir must name a folder",)),
+    Row("interpolation_missing_key", ["run", "trainer.lr=${nope}", *TINY], 2,
+        ("cannot resolve trainer.lr", "Interpolation key 'nope' not found")),
+    Row("interpolation_missing_env", ["run", "trainer.lr=${oc.env:DLM_BENCH_NO_SUCH_VAR}", *TINY], 2,
+        ("cannot resolve trainer.lr", "DLM_BENCH_NO_SUCH_VAR")),
+    Row("interpolation_nested_key", ["run", "objective.beta=${trainer.nope}", *TINY], 2, ("cannot resolve objective.beta",)),
+    Row("interpolation_in_sweep", ["sweep", "--dry-run", "seed=0", "trainer.lr=${nope}", R], 2, ("INVALID", "nope")),
+    Row("interpolation_bad_resolver", ["run", "trainer.lr=${nope:1}", *TINY], 2, ("nope",)),
+    Row("seed_overflow", ["run", "seed=99999999999999999999", *TINY], 2, (SEED, "99999999999999999999")),
+    Row("seed_2_pow_63", ["run", "seed=9223372036854775808", *TINY], 2, (SEED,)),
+    Row("sweep_seed_overflow", ["sweep", "seed=0,99999999999999999999", *TINY], 2,
+        ("grid point 1 (seed=99999999999999999999) is invalid", SEED)),
+    Row("sweep_middle_point_bad", ["sweep", "objective=dlm", "objective.beta=1,-1,0.5", *TINY], 2,
+        ("grid point 1 (objective.beta=-1) is invalid", POSITIVE, "nothing was run")),
+    Row("sweep_last_point_bad", ["sweep", "trainer.lr=0.1,0.01,nan", *TINY], 2,
+        ("grid point 2 (trainer.lr=nan) is invalid", "trainer.lr", POSITIVE)),
+    Row("sweep_dry_run_nan", ["sweep", "--dry-run", "objective.beta=1,nan", *TINY], 2,
+        ("INVALID: objective.beta must be a finite number > 0, got nan", "1 new, 1 invalid")),
+]
+
+# every bad lgm.*, savigp.*, sggpm.* value: one line, exit 2, before any data is read (the families' check_config)
+OWN_LOOP = [
+    *[("lgm_glm", f"lgm.{k}={v}", f"lgm.{k}") for k, v in [
+        ("optimizer", "nope"), ("likelihood", "nope"), ("real_likelihood", "nope"), ("prior_var", "nan"),
+        ("prior_var", "1e308"), ("prior_var", "0"), ("init_var", "0"), ("init_var", "1e308"), ("init_var", "-inf"),
+        ("subsample", "1"), ("num_inducing", "0"), ("hyper_points", "0"), ("quadrature_nodes", "0"),
+        ("quadrature_nodes", "100000000"), ("jitter", "-1"), ("jitter", "nan"), ("jitter", "1e308"),
+        ("grad_tol", "nan"), ("grad_tol", "-1"), ("f_tol", "-1"), ("f_tol", "inf"), ("max_iters", "0"),
+        ("max_iters", "-1")]],
+    *[("savigp", f"savigp.{k}={v}", f"savigp.{k}") for k, v in [
+        ("posterior", "nope"), ("components", "0"), ("components", "100000"), ("estimator", "nope"),
+        ("num_samples", "0"), ("num_samples", "1000000000"), ("cv_samples", "0"), ("cv_samples", "-1"),
+        ("sample_seed", "-1"), ("entropy", "nope"), ("sparsity_factor", "0"), ("sparsity_factor", "nan"),
+        ("sparsity_factor", "2"), ("num_inducing", "0"), ("inducing", "nope"), ("likelihood", "nope"),
+        ("offset", "nan"), ("offset", "-1"), ("transform", "nope"), ("x_scale", "0"), ("x_scale", "inf"),
+        ("latent_noise", "nan"), ("lengthscale_init", "0"), ("variance_init", "inf"), ("noise_init", "-1"),
+        ("optimizer", "nope"), ("lr", "0"), ("lr", "nan"), ("blocks", "[nope]"), ("evals_mog", "0"),
+        ("evals_hyp", "-1"), ("evals_ll", "0"), ("max_iter", "0"), ("xtol", "nan"), ("xtol", "-1"), ("ftol", "nan"),
+        ("ftol", "inf"), ("max_wall_s", "-1"), ("max_wall_s", "nan"), ("pred_samples", "0"), ("pred_samples", "-1"),
+        ("pred_samples", "1000000000")]],
+    ("savigp", "savigp.posterior=mog savigp.components=100000", "savigp.components"),
+    ("savigp", "savigp.entropy=exact savigp.posterior=mog", "savigp.entropy"),
+    *[("sggpm", f"sggpm.{k}={v}", f"sggpm.{k}") for k, v in [
+        ("method", "nope"), ("size_index", "-1"), ("num_sizes", "0"), ("num_sizes", "100000"), ("folds", "1"),
+        ("folds", "100000000"), ("max_folds", "-1"), ("perm_seed", "-1"), ("perm_seed", "99999999999999999999"),
+        ("quadrature_nodes", "0"), ("quadrature_nodes", "100000000"), ("max_outer", "0"), ("max_outer", "-1")]],
+]
+OWN_LOOP_ROWS = [Row(f"own_loop_{model}_{ov.replace(' ', '_')}", ["run", f"model={model}", *ov.split(), R], 2,
+                     ("unknown sggpm method 'nope'",) if key == "sggpm.method" else (key,))
+                 for model, ov, key in OWN_LOOP] + [
+    # needs the data: more folds than rows left for testing (sggpm check_data), a 40-row count table
+    Row("own_loop_sggpm_folds_above_rows", csv_run("count_ok.csv", "model=sggpm", "sggpm.size_index=9",
+                                                   "sggpm.folds=60", task="count"), 2,
+        ("sggpm.folds=60 is more than the 20 rows left for testing",)),
+]
+
 SKIPPED = "skipped 1 unusable run.json"
 REPORT = ["report", "{tmp}/res", "--out", "{tmp}/out"]
 MISTYPED = [  # one run.json of three with a field of the wrong type: skipped, listed with its reason
@@ -456,7 +565,8 @@ LOCK_ROWS = [
     Row("lock_garbled_old", DRY, 0, ("1 new",), ("running elsewhere",), garbled_lock(60)),
 ]
 
-ROWS = DATA_ROWS + CONFIG_ROWS + REPORT_ROWS + LOCK_ROWS
+ROWS = (DATA_ROWS + CONFIG_ROWS + UNUSED_ROWS + DATA_SIZE_ROWS + MISC_CONFIG_ROWS + OWN_LOOP_ROWS + REPORT_ROWS
+        + LOCK_ROWS)
 
 
 def test_the_table_is_large_and_its_ids_unique():

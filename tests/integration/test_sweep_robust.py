@@ -121,3 +121,35 @@ def test_sigterm_to_a_joblib_sweep_leaves_no_worker(tmp_path, cli_env, grid):
     assert alive == [] and list(tmp_path.rglob(LOCK_NAME)) == []
     run_dirs = [p for p in tmp_path.glob("default/*") if p.is_dir() and p.name[0] not in "._"]
     assert [p for p in run_dirs if not any(p.iterdir())] == []  # no empty run dir
+
+
+def _live(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.slow
+def test_sigkill_to_a_joblib_sweep_leaves_no_worker(tmp_path, cli_env):
+    """A SIGKILLed sweep cannot stop its workers: each worker's watchdog (sweep.watch_parent) sees its parent gone,
+    SIGTERMs itself (the job unwinds and releases its lock) and exits."""
+    from dlm_bench.locks import holder
+
+    cmd = cli_command() + ["sweep", "launcher=joblib", "launcher.n_jobs=2", "seed=0,1", "trainer.max_iters=100000",
+                           "trainer.tol=0", "model.num_inducing=10", f"results_dir={tmp_path}"]
+    proc = subprocess.Popen(cmd, env={**cli_env, "OMP_NUM_THREADS": "1"}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 120
+    while len(list(tmp_path.glob(f"default/*/{LOCK_NAME}"))) < 2 and time.time() < deadline:
+        time.sleep(0.2)
+    workers = _descendants(proc.pid)
+    assert len(list(tmp_path.glob(f"default/*/{LOCK_NAME}"))) == 2 and len(workers) >= 2
+    proc.kill()
+    assert proc.wait(timeout=10) == -signal.SIGKILL
+    deadline = time.time() + 10
+    while any(_live(p) for p in workers) and time.time() < deadline:
+        time.sleep(0.2)
+    assert [p for p in workers if _live(p)] == []
+    # a lock left behind (os._exit before the unwinding finished) is held by no live process
+    assert [lock for lock in tmp_path.rglob(LOCK_NAME) if holder(lock.parent) is not None] == []
