@@ -196,7 +196,6 @@ class LgmConfig:
     subsample: Optional[int] = None  # random rows (GP panels: 500)
     num_inducing: int = 100  # lgm_sparse: random fixed inducing inputs
     hyper_points: int = 200  # random points for the hyperparameter estimate
-    quadrature_nodes: int = 20  # Gauss-Hermite nodes (logistic, probit, Student-t)
     jitter: float = 1e-8  # relative to the outputscale, on K / K_uu
     grad_tol: float = 1e-5
     f_tol: float = 1e-9
@@ -279,7 +278,6 @@ class SggpmConfig:
     perm_seed: int = 1  # upstream's SV = 1 (numpy's generator: not MATLAB's permutation)
     published_splits: bool = False  # ucsdpeds1l: upstream's stored active-set order and M = 167 folds
     upstream_mean_double_log: bool = True  # init_hyps' constant mean log(log m_y - sf2/2) (upstream bug, kept)
-    quadrature_nodes: int = 20
     max_outer: int = 100
     learn_hyperparameters: bool = False  # Fig. 4: L-BFGS on log-hyperparameters of the VLB (Laplace: log q(y))
 

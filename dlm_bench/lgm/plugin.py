@@ -32,7 +32,6 @@ def _zscore(A):
 
 
 MAX_VAR = 1e6
-MAX_NODES = 200
 
 
 def check_config(cfg: DictConfig) -> None:
@@ -48,11 +47,9 @@ def check_config(cfg: DictConfig) -> None:
     for key in ("prior_var", "init_var"):  # variances of standardised inputs / latents: beyond 1e6 Cholesky overflows
         if c[key] is not None and not (math.isfinite(c[key]) and 0 < c[key] <= MAX_VAR):
             raise ConfigError(f"lgm.{key} must be a finite number > 0 and <= {MAX_VAR:g} or null, got {c[key]}")
-    for key in ("quadrature_nodes", "max_iters", "num_inducing", "hyper_points"):
+    for key in ("max_iters", "num_inducing", "hyper_points"):
         if c[key] is None or not c[key] > 0:
             raise ConfigError(f"lgm.{key} must be > 0, got {c[key]}")
-    if c.quadrature_nodes > MAX_NODES:
-        raise ConfigError(f"lgm.quadrature_nodes must be <= {MAX_NODES} (Gauss-Hermite), got {c.quadrature_nodes}")
     for key in ("jitter", "grad_tol", "f_tol"):
         if key in c and c[key] is not None and not (math.isfinite(c[key]) and c[key] >= 0):
             raise ConfigError(f"lgm.{key} must be a finite number >= 0, got {c[key]}")
@@ -117,9 +114,9 @@ def build(cfg: DictConfig, lik: str, X, y, rng):
     kind = KIND[cfg.model.name]
     prior_var = float(c.prior_var if c.prior_var is not None else PRIOR_VAR.get(cfg.dataset.name, 0.1))
     h_idx = rng.choice(X.shape[0], min(c.hyper_points, X.shape[0]), replace=False)
-    site0 = make_site(lik, c.quadrature_nodes)
+    site0 = make_site(lik)
     hyp = hyper.estimate(kind, lik, X[h_idx], y[h_idx], site0, prior_var)
-    site = make_site(lik, c.quadrature_nodes, noise_var=hyp.get("noise_var", 1.0), scale=hyp.get("laplace_scale", 1.0))
+    site = make_site(lik, noise_var=hyp.get("noise_var", 1.0), scale=hyp.get("laplace_scale", 1.0))
     if kind == "glm":
         model = glm(X, y, site, prior_var)
     elif kind == "gp":

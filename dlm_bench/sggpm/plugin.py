@@ -59,14 +59,13 @@ def folds_for(cfg: DictConfig, ds, N: int, M: int, sizes) -> list[Fold]:
 
 MAX_SIZES = 100
 MAX_FOLDS = 100
-MAX_NODES = 200
 
 
 def check_config(cfg: DictConfig) -> None:
     """sggpm.* settings in their domains, before any data is loaded."""
     c = cfg.sggpm
     split_method(c.method)  # unknown methods: ConfigError
-    for key, low in (("num_sizes", 1), ("folds", 2), ("max_outer", 1), ("quadrature_nodes", 1)):
+    for key, low in (("num_sizes", 1), ("folds", 2), ("max_outer", 1)):
         if key in c and (c[key] is None or c[key] < low):
             raise ConfigError(f"sggpm.{key} must be an integer >= {low}, got {c[key]}")
     if c.max_folds is not None and c.max_folds < 1:
@@ -74,8 +73,7 @@ def check_config(cfg: DictConfig) -> None:
     if c.size_index is None or c.size_index < 0:
         raise ConfigError(f"sggpm.size_index must be an integer >= 0, got {c.size_index}")
     for key, high, why in (("num_sizes", MAX_SIZES, "sizes on the log grid (the paper: 10)"),
-                           ("folds", MAX_FOLDS, "folds (the paper: 10)"),
-                           ("quadrature_nodes", MAX_NODES, "Gauss-Hermite nodes")):
+                           ("folds", MAX_FOLDS, "folds (the paper: 10)")):
         if key in c and c[key] > high:
             raise ConfigError(f"sggpm.{key} must be <= {high} ({why}), got {c[key]}")
     if c.perm_seed is None or not 0 <= c.perm_seed < 2**63:
@@ -139,7 +137,7 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
             y = torch.tensor(y_all[tr])
             model, fit, hyp = fit_method(c.method, ds.task, X, y, M, levels=levels,
                                          upstream_mean_double_log=c.upstream_mean_double_log,
-                                         num_nodes=c.quadrature_nodes, max_outer=c.max_outer,
+                                         max_outer=c.max_outer,
                                          learn_hyperparameters=c.learn_hyperparameters)
             trained = (model, fit, hyp, mu, sd)
         Xs = torch.tensor((X_all[f.test] - mu) / sd)

@@ -466,8 +466,8 @@ OWN_LOOP = [
     *[("lgm_glm", f"lgm.{k}={v}", f"lgm.{k}") for k, v in [
         ("optimizer", "nope"), ("likelihood", "nope"), ("real_likelihood", "nope"), ("prior_var", "nan"),
         ("prior_var", "1e308"), ("prior_var", "0"), ("init_var", "0"), ("init_var", "1e308"), ("init_var", "-inf"),
-        ("subsample", "1"), ("num_inducing", "0"), ("hyper_points", "0"), ("quadrature_nodes", "0"),
-        ("quadrature_nodes", "100000000"), ("jitter", "-1"), ("jitter", "nan"), ("jitter", "1e308"),
+        ("subsample", "1"), ("num_inducing", "0"), ("hyper_points", "0"),
+        ("jitter", "-1"), ("jitter", "nan"), ("jitter", "1e308"),
         ("grad_tol", "nan"), ("grad_tol", "-1"), ("f_tol", "-1"), ("f_tol", "inf"), ("max_iters", "0"),
         ("max_iters", "-1")]],
     *[("savigp", f"savigp.{k}={v}", f"savigp.{k}") for k, v in [
@@ -486,7 +486,7 @@ OWN_LOOP = [
     *[("sggpm", f"sggpm.{k}={v}", f"sggpm.{k}") for k, v in [
         ("method", "nope"), ("size_index", "-1"), ("num_sizes", "0"), ("num_sizes", "100000"), ("folds", "1"),
         ("folds", "100000000"), ("max_folds", "-1"), ("perm_seed", "-1"), ("perm_seed", "99999999999999999999"),
-        ("quadrature_nodes", "0"), ("quadrature_nodes", "100000000"), ("max_outer", "0"), ("max_outer", "-1")]],
+        ("max_outer", "0"), ("max_outer", "-1")]],
 ]
 OWN_LOOP_ROWS = [Row(f"own_loop_{model}_{ov.replace(' ', '_')}", ["run", f"model={model}", *ov.split(), R], 2,
                      ("unknown sggpm method 'nope'",) if key == "sggpm.method" else (key,))
