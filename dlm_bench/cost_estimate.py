@@ -100,7 +100,7 @@ class Estimate:
         total = self.from_runs + self.from_model + self.unknown
         hours = self.seconds / 3600
         amount = f"{hours:.1f} CPU hours" if hours >= 1 else f"{self.seconds / 60:.1f} CPU minutes"
-        parts = [f"estimate: {total} new points, about {amount} (single-core)"]
+        parts = [f"estimate: {total} new point{'s' if total != 1 else ''}, about {amount} (single-core)"]
         how = []
         if self.from_runs:
             how.append(f"{self.from_runs} from finished runs of the same settings")

@@ -50,8 +50,9 @@ def test_dry_run_lists_grid_names_and_states_without_running(tmp_path, capsys):
     before = sorted(tmp_path.rglob("*"))
     assert main(["sweep", "--dry-run", "seed=0,1,2", "objective.beta_index=0,30"] + ov) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[-1] == "dry run: 6 grid points, 1 new, 1 done, 1 failed, 3 not applicable; nothing was run"
-    rows = {tuple(line.split()[1:3]): line for line in out[:-1]}
+    assert out[-2] == "dry run: 6 grid points, 1 new, 1 done, 1 failed, 3 not applicable; nothing was run"
+    assert out[-1].startswith("estimate: 1 new point, about ")
+    rows = {tuple(line.split()[1:3]): line for line in out[:-2]}
     assert "done" in rows[("seed=0", "objective.beta_index=0")]
     assert "new" in rows[("seed=1", "objective.beta_index=0")]
     assert "failed (skipped" in rows[("seed=2", "objective.beta_index=0")] and failed.name in rows[("seed=2", "objective.beta_index=0")]
@@ -67,7 +68,7 @@ def test_large_dry_run_reports_progress_on_stderr(tmp_path, capsys, monkeypatch)
     assert main(["sweep", "--dry-run"] + ov) == 0
     captured = capsys.readouterr()
     assert captured.err.splitlines() == [f"sweep: checked {i} of 20 grid points" for i in range(2, 20, 2)]
-    assert captured.out.splitlines()[-1] == "dry run: 20 grid points, 20 new; nothing was run"
+    assert captured.out.splitlines()[-2] == "dry run: 20 grid points, 20 new; nothing was run"
 
 
 def test_dry_run_names_match_what_the_sweep_writes(tmp_path):
@@ -97,7 +98,7 @@ def test_every_grid_point_is_validated_before_anything_runs(tmp_path, capsys):
     assert main(["sweep", "--dry-run", "objective.beta=1,nan"] + ov) == 2
     out = capsys.readouterr().out.splitlines()
     assert "INVALID: objective.beta must be a finite number > 0, got nan" in out[1]
-    assert out[-1] == "dry run: 2 grid points, 1 new, 1 invalid; nothing was run"
+    assert out[-2] == "dry run: 2 grid points, 1 new, 1 invalid; nothing was run"
 
 
 @pytest.mark.slow
