@@ -13,7 +13,7 @@ PY         := $(VENV)/bin/python
 STAMP      := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test test-slow test-slurm bench grad-bias report experiments clean
+.PHONY: help install run test test-slow test-slurm bench grad-bias report scoreboard experiments clean
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_%-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-12s %s\n", $$1, $$2}'
@@ -96,6 +96,9 @@ $(PAC_APPF_DATA): | $(STAMP)
 
 report: $(STAMP)  ## report on everything under RESULTS (default results/)
 	$(VENV)/bin/dlm-bench report $(RESULTS)
+
+scoreboard: $(STAMP)  ## regenerate docs/reproductions/README.md (every paper figure/table: status, numbers, report)
+	$(PY) -m dlm_bench.report.scoreboard $(ARGS)
 
 bench: $(STAMP)  ## benchmarks, offline (docs/performance.md): Trainer/bare GPyTorch, uPS/bMC, fixed/joint path, batched beta grid, 1/default threads
 	$(PY) scripts/bench.py $(ARGS)
