@@ -132,7 +132,8 @@ ROWS: tuple[Row, ...] = (
                 series="DLM (joint)"),
             num("beta-ELBO", "dlm_supp_pol/dlm_supp_pol_by_train_size.md", "test_nll", train_size=300,
                 series="beta-ELBO")),
-      note="reduced: n = 100 and 300 of 100 ... 10000 (5 seeds); neither claim shown at n <= 3M",
+      note="reduced: n = 100 and 300 of 100 ... 10000 (5 seeds); neither claim shown at n <= 3M. Estimate for n = 1000: "
+           "~45 CPU min a seed (7 methods, 16 betas), 3 seeds ~2.3 h; n = 3000 ~7 h",
       figures=("Fig. 1", "Fig. 2")),
     R("dlm", "Suppl. Figs. 1-2, cadata", "NLL and MSE vs training size, 7 methods, M = 206", NOT_REPRODUCED,
       ("dlm_supp_cadata",), ("dlm_supp_cadata",),
@@ -142,7 +143,7 @@ ROWS: tuple[Row, ...] = (
             num("joint DLM", "dlm_supp_cadata/dlm_supp_cadata_by_train_size.md", "test_nll", train_size=300,
                 series="DLM (joint)")),
       note="reduced: n = 100 and 300 (5 seeds); both DLM variants below the SVGP family at n = 300, fixed DLM not "
-           "significantly best", figures=("Fig. 1", "Fig. 2")),
+           "significantly best. Estimate for n = 3000 (M = 206), 3 seeds: ~15 CPU hours", figures=("Fig. 1", "Fig. 2")),
     R("dlm", "Suppl. Figs. 1-2, song", "NLL and MSE vs training size", NOT_RUN, ("dlm_supp_song",), reason=DOWNLOAD,
       figures=("Fig. 1", "Fig. 2")),
     R("dlm", "Suppl. Figs. 3-4", "classification NLL and error vs training size (banana, thyroid, twonorm, ringnorm)",
@@ -248,10 +249,13 @@ ROWS: tuple[Row, ...] = (
       note="split 0 of 5, 10 of 200 global iterations, all 12 SF x posterior runs: NLPD trend and MoG whiskers shown, "
            "SSE similar down to SF 0.2 (worse at 0.1); the full config is ~55 CPU hours", figures=("Fig. 1",)),
     R("savigp", "Suppl. Fig. 2", "Creep, warped GP: SSE and NLPD", REDUCED, ("savigp_fig2",), ("savigp_fig2_smoke",),
-      reason=GPU, paper_value="small detriment for sparser models", note="smoke", figures=("Fig. 2",)),
+      reason=GPU, paper_value="small detriment for sparser models",
+      note="smoke (SF 0.2 / 0.1, 5 global iterations); the full 60 runs x 200 iterations: ~20 CPU hours or more",
+      figures=("Fig. 2",)),
     R("savigp", "Suppl. Fig. 3", "USPS 4/7/9, softmax: error rate and NLP", REDUCED, ("savigp_fig3",),
       ("savigp_fig3_smoke",), reason=GPU, paper_value="errors comparable; NLP better when sparser",
-      ours_text="error 2.1-2.3 %, NLP 0.115-0.117", note="smoke: one SF", figures=("Fig. 3",)),
+      ours_text="error 2.1-2.3 %, NLP 0.115-0.117",
+      note="smoke: one split, SF 0.1; 3 latent processes and 1233 points make the full grid GPU-sized", figures=("Fig. 3",)),
     R("savigp", "Suppl. Fig. 4", "MNIST odd vs even: error and NLP vs training time", NOT_RUN, ("savigp_fig4",),
       reason=GPU, paper_value="accuracy 97.8 %, NLP 0.068",
       note="tested on a generated fixture only; the real data is now in the mirror", figures=("Fig. 4",)),
@@ -288,7 +292,8 @@ ROWS: tuple[Row, ...] = (
     R("sggpm", "Fig. 4", "hyperparameters learned: ucsdpeds1l, usps35, stock", REDUCED, ("sggpm_fig4",),
       ("sggpm_fig4_smoke",), reason=DOWNLOAD,
       paper_value="FP and dual improve over SoD, FP much faster",
-      note="smoke: 3 folds, ucsdpeds1l and stock; usps35 needs a download", figures=("Fig. 4",)),
+      note="smoke: 3 folds, ucsdpeds1l and stock; usps35 needs a download. The full ucsdpeds1l / stock grids fit this "
+           "machine (est. 1-2 h / several h) but were left for after the non-Gaussian likelihood work", figures=("Fig. 4",)),
     R("sggpm", "Supplement, further data sets", "bikehour, yeast, movielens learning curves", NOT_RUN, reason=NOT_BUILT,
       note="the data sets are not registered"),
     # ======================================= PAC-GP (Reeb et al. 2018) =============================================
@@ -310,9 +315,12 @@ ROWS: tuple[Row, ...] = (
       figures=("Fig. 2", "Table 1")),
     R("pac", "Fig. 3 / Table 2", "pol, kin40k: sparse GPs vs M, SE and SE-ARD", NOT_RUN, ("pac_table2",), reason=GPU,
       paper_value="pol ARD M=500 kl-PAC-SGP: bound 0.083, Gibbs test 0.015",
-      note="800 runs; a pol run at M = 500 takes ~5.5 s per L-BFGS iteration here", figures=("Fig. 3", "Table 2")),
+      note="estimate (issue 28): pol (12000 training rows), M = 500: ~5.5 s per L-BFGS iteration, kin40k ~2.7x; Table 2's "
+           "800 runs (M = 100-500) are ~180 CPU hours at 200 iterations a run, ~900 at the 1000 cap",
+      figures=("Fig. 3", "Table 2")),
     R("pac", "Table 3", "the l_exp loss, M = 500, SE-ARD", NOT_RUN, ("pac_table3",), reason=GPU,
-      note="80 runs at M = 500", figures=("Table 3",)),
+      note="estimate: 80 runs at M = 500, ~40 CPU hours at 200 L-BFGS iterations a run (~200 at the 1000 cap); about "
+           "10 CPU hours would allow training sizes of ~3000 (pol) / ~8000 (kin40k)", figures=("Table 3",)),
     R("pac", "Fig. 4", "the inverse binary KL divergence (illustration)", NO_EXPERIMENT, figures=("Fig. 4",)),
     R("pac", "Fig. 5", "bounded regression loss functions (illustration)", NO_EXPERIMENT, figures=("Fig. 5",)),
     R("pac", "Fig. 6", "snelson: predictive distributions of kl-PAC-SGP, FITC and VFE (App. E)", NOT_RUN,
