@@ -246,8 +246,8 @@ ROWS: tuple[Row, ...] = (
                   "sparser MoG",
       ours=(num("MoG1 mean NLPD, SF 1", "savigp_fig1/summary.md", "test_nlpd", variant="mog1", sf=1),
             num("SF 0.1", "savigp_fig1/summary.md", "test_nlpd", variant="mog1", sf=0.1)),
-      note="split 0 of 5, 10 of 200 global iterations, all 12 SF x posterior runs: NLPD trend and MoG whiskers shown, "
-           "SSE similar down to SF 0.2 (worse at 0.1); the full config is ~55 CPU hours", figures=("Fig. 1",)),
+      note="splits 0-1 of 5, 10 of 200 global iterations, all SF x posteriors: NLPD trend and smaller MoG whiskers "
+           "shown, SSE medians similar (heavier tail at SF 0.1); the full config is ~25-55 CPU hours", figures=("Fig. 1",)),
     R("savigp", "Suppl. Fig. 2", "Creep, warped GP: SSE and NLPD", REDUCED, ("savigp_fig2",), ("savigp_fig2_smoke",),
       reason=GPU, paper_value="small detriment for sparser models",
       note="smoke (SF 0.2 / 0.1, 5 global iterations); the full 60 runs x 200 iterations: ~20 CPU hours or more",
