@@ -13,11 +13,7 @@ PY         := $(VENV)/bin/python
 STAMP      := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-<<<<<<< HEAD
-.PHONY: help install run test test-slow test-slurm bench bench-peers grad-bias report experiments clean
-=======
-.PHONY: help install run test test-slow test-slurm bench grad-bias report scoreboard experiments clean
->>>>>>> scoreboard
+.PHONY: help install run test test-slow test-slurm bench bench-peers grad-bias report scoreboard experiments clean
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_%-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-12s %s\n", $$1, $$2}'
@@ -102,14 +98,7 @@ $(PAC_APPF_DATA): | $(STAMP)
 report: $(STAMP)  ## report on everything under RESULTS (default results/)
 	$(VENV)/bin/dlm-bench report $(RESULTS)
 
-<<<<<<< HEAD
-bench: $(STAMP)  ## benchmarks, offline (docs/performance.md): Trainer/bare GPyTorch, uPS/bMC, fixed/joint path, batched beta grid, SAVIGP ELBO, 1/default threads
-=======
-scoreboard: $(STAMP)  ## regenerate docs/reproductions/README.md (every paper figure/table: status, numbers, report)
-	$(PY) -m dlm_bench.report.scoreboard $(ARGS)
-
-bench: $(STAMP)  ## benchmarks, offline (docs/performance.md): Trainer/bare GPyTorch, uPS/bMC, fixed/joint path, batched beta grid, 1/default threads
->>>>>>> scoreboard
+.PHONY: help install run test test-slow test-slurm bench bench-peers grad-bias report scoreboard experiments clean
 	$(PY) scripts/bench.py $(ARGS)
 
 # The peer benchmark's own venv (git-ignored, never part of install/test): torch first (TORCH_SPEC, as `make install`),
