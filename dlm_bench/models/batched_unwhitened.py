@@ -37,41 +37,37 @@ from linear_operator.utils.cholesky import psd_safe_cholesky
 
 
 class _PredictiveUpdates(torch.autograd.Function):
-    """(A, a, R, diag K_XX) -> (a^T A, max(0, diag K_XX - colsum(A^2)) + colsum((R^T A)^2)) with a hand-written
-    backward: autograd's backward of the same expression makes about twice as many passes over the [B, M, N]
-    arrays (pow / square backward, broadcasting), which dominate the batched step. The clamp's gradient is
-    torch.clamp's (passed where the clamped value is >= 0)."""
+    """(A, W = [a | R], diag K_XX) -> (a^T A, max(0, diag K_XX - colsum(A^2)) + colsum((R^T A)^2)) with a
+    hand-written backward: autograd's backward of the same expression makes about twice as many passes over the
+    [B, M, N] arrays (square backward, broadcasting, separate small products), which dominate the batched step.
+    P = W^T A holds both a^T A (row 0) and C = R^T A (the rest): one product forward, two backward. The clamp's
+    gradient is torch.clamp's (passed where the clamped value is >= 0)."""
 
     @staticmethod
-    def forward(ctx, A, a, R, kxx):
-        C = R.mT @ A
+    def forward(ctx, A, W, kxx):
+        P = W.mT @ A  # [B, 1 + M, N]
+        C = P[..., 1:, :]
         d = kxx - (A * A).sum(-2)
         var = d.clamp(0, torch.inf) + (C * C).sum(-2)
-        mean_update = (a.unsqueeze(-2) @ A).squeeze(-2)
-        ctx.save_for_backward(A, a, R, C, d)
-        return mean_update, var
+        ctx.save_for_backward(A, W, P, d)
+        return P[..., 0, :].clone(), var
 
     @staticmethod
     def backward(ctx, g_mean, g_var):
-        A, a, R, C, d = ctx.saved_tensors
-        need_A, need_a, need_R, need_kxx = ctx.needs_input_grad
-        if g_mean is None:
-            g_mean = torch.zeros_like(d)
+        A, W, P, d = ctx.saved_tensors
+        need_A, need_W, need_kxx = ctx.needs_input_grad
         if g_var is None:
             g_var = torch.zeros_like(d)
         g_d = g_var * (d >= 0)
-        gC = C * (2 * g_var).unsqueeze(-2)  # d var / d C = 2 C
-        g_A = g_a = g_R = None
+        g_P = P * (2 * g_var).unsqueeze(-2)  # d var / d C = 2 C
+        g_P[..., 0, :] = 0 if g_mean is None else g_mean
+        g_A = g_W = None
         if need_A:
-            g_A = R @ gC
-            g_A.baddbmm_(a.unsqueeze(-1), g_mean.unsqueeze(-2)) if g_A.dim() == 3 else g_A.add_(
-                a.unsqueeze(-1) * g_mean.unsqueeze(-2))
+            g_A = W @ g_P
             g_A.addcmul_(A, g_d.unsqueeze(-2), value=-2)
-        if need_a:
-            g_a = (A @ g_mean.unsqueeze(-1)).squeeze(-1)
-        if need_R:
-            g_R = A @ gC.mT
-        return g_A, g_a, g_R, (g_d if need_kxx else None)
+        if need_W:
+            g_W = A @ g_P.mT
+        return g_A, g_W, (g_d if need_kxx else None)
 
 
 class FusedKLUnwhitenedStrategy(gpytorch.variational.UnwhitenedVariationalStrategy):
@@ -123,7 +119,7 @@ def fused_unwhitened_predictive(model, X: torch.Tensor):
     small = torch.linalg.solve_triangular(L, torch.cat([(q.variational_mean - mean_Z).unsqueeze(-1), chol_S], -1),
                                           upper=False)  # [B, M, 1 + M]: the big solve's right side is not copied
     a, R = small[..., 0], small[..., 1:]
-    mean_update, var = _PredictiveUpdates.apply(A, a, R, _kernel(model.covar_module, Xb, Xb, diag=True))
+    mean_update, var = _PredictiveUpdates.apply(A, small, _kernel(model.covar_module, Xb, Xb, diag=True))
     mean = model.mean_module(Xb) + mean_update
     logdet_K = L.diagonal(dim1=-2, dim2=-1).pow(2).log().sum(-1)
     logdet_S = chol_S.diagonal(dim1=-2, dim2=-1).pow(2).log().sum(-1)
