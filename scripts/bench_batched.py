@@ -69,7 +69,8 @@ def main(argv=None):
         tmp = Path(tmp)
         if args.task == "binary":
             base = ["experiment=dlm_classification", "dataset=csv", f"dataset.path={binary_csv(tmp / 'moons.csv')}",
-                    "dataset.target=y", "dataset.task=binary", f"method={args.method or 'dlm'}", "model.num_inducing=20",
+                    "dataset.target=y", "dataset.task=binary", f"method={args.method or 'dlm'}",
+                    "model.num_inducing=20",
                     "protocol.train_size=500", "trainer.progress=off", "device=cpu", "dtype=float64"]
         else:
             base = ["dataset=csv", f"dataset.path={synthetic_csv(tmp / 'pol_like.csv')}", "dataset.target=y",
