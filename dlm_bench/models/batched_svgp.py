@@ -135,7 +135,10 @@ class BatchedBundle(torch.nn.Module):
             return -self.mll(self._frozen_f(X), y)
         if (self.fused and self.training and X.dim() == 2 and X.shape[-2] != self.template.num_inducing
                 and bool(self.model.variational_strategy.variational_params_initialized)):
-            return -self.mll(fused_unwhitened_predictive(self.model, X), y)
+            try:
+                return -self.mll(fused_unwhitened_predictive(self.model, X), y)
+            finally:  # the KL belongs to this evaluation only (taken by the MLL, or dropped if it raised)
+                self.model.variational_strategy._fused_kl = None
         return -self.mll(self.model(X), y)
 
     def subset(self, slots: list[int]) -> "BatchedBundle":

@@ -92,3 +92,6 @@ def test_kl_is_taken_once():
     assert strategy._fused_kl is None
     batch.model(X)  # GPyTorch's forward fills the prior memo
     assert torch.allclose(kl, strategy.kl_divergence(), rtol=1e-10, atol=0)
+    batch.train()
+    batch.loss(X, y)  # the MLL took the fused KL; none is left for a later call
+    assert batch.fused and strategy._fused_kl is None
