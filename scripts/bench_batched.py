@@ -7,7 +7,8 @@ stage 1, one batched stage 2) and writes 17 run directories; one run: the same c
 index, unbatched. --task binary: the non-conjugate line, joint DLM with the probit likelihood and the
 unwhitened strategy (the settings of experiment=dlm_classification) on generated 2-D binary data
 (n_train = 500, M = 20, window 20, at most --max-iters iterations): all 16 betas [500, ..., >= 0.01] batched vs
-one run. Walls are of execute in-process (data, training, evaluation, writing); the one-run
+one run; `--method beta_elbo`: the same for the joint beta-ELBO grid. Walls are of execute in-process (data,
+training, evaluation, writing); the one-run
 wall is the median over beta indices --indices, interleaved with the batched repeats. Target: <= 3.
 """
 
@@ -61,12 +62,15 @@ def main(argv=None):
     ap.add_argument("--indices", default="0,8,16", help="beta indices of the single runs")
     ap.add_argument("--max-iters", type=int, default=None, help="trainer.max_iters (default: the trainer's)")
     ap.add_argument("--task", choices=("regression", "binary"), default="regression")
+    ap.add_argument("--method", default=None, help="--task binary: method=dlm (default) or beta_elbo (the joint "
+                    "beta-ELBO grid)")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         if args.task == "binary":
             base = ["experiment=dlm_classification", "dataset=csv", f"dataset.path={binary_csv(tmp / 'moons.csv')}",
-                    "dataset.target=y", "dataset.task=binary", "method=dlm", "model.num_inducing=20",
+                    "dataset.target=y", "dataset.task=binary", f"method={args.method or 'dlm'}",
+                    "model.num_inducing=20",
                     "protocol.train_size=500", "trainer.progress=off", "device=cpu", "dtype=float64"]
         else:
             base = ["dataset=csv", f"dataset.path={synthetic_csv(tmp / 'pol_like.csv')}", "dataset.target=y",

@@ -22,6 +22,7 @@ from linear_operator.utils.errors import NanError, NotPSDError
 from ..errors import ConfigError
 from ..likelihoods import LIKELIHOODS
 from ..train import StoppingRule, TrainResult
+from .batched_unwhitened import FusedKLUnwhitenedStrategy, fused_unwhitened_predictive, supports_fused
 from .svgp import whitened_marginals
 
 
@@ -72,7 +73,9 @@ class BatchedSVGP(gpytorch.models.ApproximateGP):
         Z = ts.inducing_points.detach()
         q = gpytorch.variational.CholeskyVariationalDistribution(Z.shape[-2], batch_shape=bs)
         learn_Z = isinstance(ts.inducing_points, torch.nn.Parameter)
-        strategy = type(ts)(self, Z.expand(B, *Z.shape).clone(), q, learn_inducing_locations=learn_Z)
+        # unwhitened: the same strategy with a KL the fused q(f) can hand over (models/batched_unwhitened.py)
+        cls = FusedKLUnwhitenedStrategy if type(ts) is gpytorch.variational.UnwhitenedVariationalStrategy else type(ts)
+        strategy = cls(self, Z.expand(B, *Z.shape).clone(), q, learn_inducing_locations=learn_Z)
         super().__init__(strategy)
         self.mean_module = _batched_mean(template.mean_module, bs)
         self.covar_module = _batched_kernel(template.covar_module, bs)
@@ -83,6 +86,10 @@ class BatchedSVGP(gpytorch.models.ApproximateGP):
 
 class BatchedBundle(torch.nn.Module):
     """The batched counterpart of an (initialised) SVGPBundle: loss(X, y) -> [B] member losses."""
+
+    # unwhitened members: q(f) and the KL fused, without the linear_operator layer (models/batched_unwhitened.py;
+    # False: GPyTorch's UnwhitenedVariationalStrategy call every step)
+    fused_unwhitened = True
 
     def __init__(self, template, betas: list[float], fixed: bool):
         super().__init__()
@@ -106,6 +113,7 @@ class BatchedBundle(torch.nn.Module):
         self.where: dict[int, tuple] = {}  # member -> (batch, slot) holding its final state (fit_batched)
         self._frozen_terms = None
         self.fast = False
+        self.fused = self.fused_unwhitened and supports_fused(self.model)
         if fixed:
             for name, q in self.named_parameters():
                 q.requires_grad_("_variational_distribution" in name)
@@ -125,6 +133,12 @@ class BatchedBundle(torch.nn.Module):
     def loss(self, X, y):
         if self.fast and X.shape[-2] > self.template.num_inducing:
             return -self.mll(self._frozen_f(X), y)
+        if (self.fused and self.training and X.dim() == 2 and X.shape[-2] != self.template.num_inducing
+                and bool(self.model.variational_strategy.variational_params_initialized)):
+            try:
+                return -self.mll(fused_unwhitened_predictive(self.model, X), y)
+            finally:  # the KL belongs to this evaluation only (taken by the MLL, or dropped if it raised)
+                self.model.variational_strategy._fused_kl = None
         return -self.mll(self.model(X), y)
 
     def subset(self, slots: list[int]) -> "BatchedBundle":
