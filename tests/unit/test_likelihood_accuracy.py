@@ -110,6 +110,40 @@ def test_log_marginal_predictive_and_gradients(name):
         _check(SUMMARY, name, "predictive log p(y)", pred, ref["lm"], value=True)
 
 
+HERMITE = [n for n in NAMES if getattr(LIKELIHOODS[n], "hermite_tiers", ())]
+
+
+@pytest.mark.parametrize("name", HERMITE)
+def test_expected_log_prob_at_every_hermite_tier_limit(name):
+    """E_q[log p] by plain Gauss-Hermite (`hermite_tiers`): one batch per tier at var = its limit (so that tier's
+    node count is the one used), means out to the far tails, against the dense grid; then one mixed batch (some
+    points past the last tier, which take the adaptive rule) that must equal the points computed one by one."""
+    lik = make_likelihood(LIKELIHOODS[name], noise=NOISE)
+    w2 = width(lik) ** 2
+    means = np.array([-40.0, -12.0, -3.0, -1.0, -0.3, 0.0, 0.4, 1.5, 5.0, 25.0])
+    for nodes, limit in lik.hermite_tiers:
+        y, mu = (a.ravel() for a in np.meshgrid(TARGETS["binary"], means, indexing="ij"))
+        var = np.full_like(mu, limit * w2)
+        ref = dense_reference(lik, y, mu, var)
+        m, v = torch.tensor(mu, requires_grad=True), torch.tensor(var, requires_grad=True)
+        got = lik.expected_log_prob(torch.tensor(y), gpytorch.distributions.MultivariateNormal(m, torch.diag_embed(v)))
+        g_mu, g_var = torch.autograd.grad(got.sum(), [m, v])
+        _check(SUMMARY, name, f"E_q[log p] GH-{nodes}", got.detach(), ref["elp"], value=True)
+        _check(SUMMARY, name, f"d/dmu E_q[log p] GH-{nodes}", g_mu, ref["elp_dmu"])
+        _check(SUMMARY, name, f"d/dvar E_q[log p] GH-{nodes}", g_var, ref["elp_dvar"])
+    y = torch.tensor([0.0, 1.0, 1.0, 0.0, 1.0])
+    mu = torch.tensor([0.3, -2.0, 4.0, 1.0, 0.0], dtype=torch.float64, requires_grad=True)
+    var = torch.tensor([0.2, 50.0, 1.0, 1e4, 1e-13], dtype=torch.float64) * w2
+    mixed = lik.quadrature_expected_log_prob(y, mu, var)
+    (g_mixed,) = torch.autograd.grad(mixed.sum(), mu)
+    for j in range(5):
+        mj = mu[j:j + 1].detach().requires_grad_(True)
+        one = lik.quadrature_expected_log_prob(y[j:j + 1], mj, var[j:j + 1])
+        (g_one,) = torch.autograd.grad(one.sum(), mj)
+        assert float(mixed[j].detach()) == pytest.approx(float(one.detach()), abs=1e-12)
+        assert float(g_mixed[j]) == pytest.approx(float(g_one), abs=1e-12)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_float32_inputs(name):
     """float32 mu, var, y: within 1e-4 nats (1e-6 relative) of the float64 reference (computed in float64 inside)."""
