@@ -53,6 +53,8 @@ class ScalarLikelihood(gpytorch.likelihoods.Likelihood, abc.ABC):
     raw_units = False  # targets normalised: nll and mse also reported in original units (`_raw`)
     point_estimate = "mean"  # which property of marginal(q_f) point_prediction(mu, var) is: mean | mode
     tilted_centre = True  # log E_q[p]: panels around the tilted mode (likelihoods/quadrature.py log_marginal)
+    # log p(y|f) concave in f: log E_q[p] tries Laplace-centred Gauss-Hermite first (quadrature.log_marginal)
+    log_concave = False
     # E_q[log p] by Gauss-Hermite where var / width^2 is small: ((nodes, max ratio), ...) (quadrature.expected_log_prob)
     hermite_tiers: tuple[tuple[int, float], ...] = ()
 
@@ -102,7 +104,7 @@ class ScalarLikelihood(gpytorch.likelihoods.Likelihood, abc.ABC):
     # -- numerical versions (always available) ------------------------------------------------------
     def quadrature_log_marginal(self, y, mu, var):
         return quad.log_marginal(self.log_prob_f, y, mu, var, self.features(y), self.log_prob_f_derivs,
-                                 self.tilted_centre)
+                                 self.tilted_centre, self.log_concave)
 
     def quadrature_expected_log_prob(self, y, mu, var):
         return quad.expected_log_prob(self.log_prob_f, y, mu, var, self.features(y), self.log_prob_f_derivs,

@@ -45,6 +45,7 @@ class _Poisson(ScalarLikelihood):
 
 class PoissonExpLikelihood(_Poisson):
     name = "poisson_exp"
+    log_concave = True  # y f - e^f - log y! is concave in f
     has_exact_expected_log_prob = True
     rate = staticmethod(torch.exp)
 
@@ -98,6 +99,7 @@ def _inv_softplus(y):
 
 class PoissonSoftplusLikelihood(_Poisson):
     name = "poisson_softplus"
+    log_concave = True  # y log softplus(f) - softplus(f): both terms concave
     rate = staticmethod(F.softplus)
 
     def log_prob_f(self, y, f):

@@ -146,8 +146,10 @@ def tilted_mode(log_lik: LogLik, derivs: Derivs, y, mu, var, iters: int = NEWTON
         d, h = dphi(f)
         newton = f - d / h
         ok = (h < 0) & (newton > lo) & (newton < hi) & torch.isfinite(newton) & ((d / h).abs() <= 0.5 * dx_old.abs())
-        # converged: the Newton step is below 1e-6 Laplace widths (the rule needs c* to ~0.1 s*)
-        done = done | (ok & ((d / h).abs() <= 1e-6 * (-1.0 / h).sqrt())) | ((hi - lo) <= 1e-9 * sd)
+        # converged: the Newton step is below 1e-6 Laplace widths (the rule needs c* to ~0.1 s*). Not gated on
+        # `ok`: at the maximum the step is below round-off and f - d/h can equal a bracket end, which `ok` rejects
+        # (the bisection that followed then crawled back, up to 30 extra iterations for the whole batch)
+        done = done | ((h < 0) & ((d / h).abs() <= 1e-6 * (-1.0 / h).sqrt())) | ((hi - lo) <= 1e-9 * sd)
         if bool(done.all()):
             break
         cand = torch.where(ok, newton, 0.5 * (lo + hi))
@@ -370,22 +372,94 @@ def _expected_log_prob_adaptive(log_lik, y, mu, var, features, derivs, peak):
 
 
 def log_marginal(log_lik: LogLik, y, mu, var, features: Features = (), derivs: Derivs | None = None,
-                 centre: bool = True):
+                 centre: bool = True, laplace_hermite: bool = False):
     """log E_N(f|mu,var)[p(y|f)] per point (logsumexp over the nodes). centre=False leaves out the tilted
     mode's panels: for a bounded likelihood with polynomial tails (Student-t) the tilted density's mass lies
-    on q's panels and the likelihood's feature panels already."""
+    on q's panels and the likelihood's feature panels already.
+
+    laplace_hermite (log-concave likelihoods: the tilted density is unimodal): first Gauss-Hermite centred on
+    the tilted mode c* with its Laplace width s*, 12 and 20 nodes; where the two agree to LAPLACE_TOL in the
+    value and in both gradients (an embedded error estimate, as Gauss-Kronrod's) the 20-node value is the
+    answer, the other points take the panel rule. About 30 likelihood evaluations per point instead of ~300."""
     y, mu, var, dtype = _prepare(y, mu, var)
     y64, mu64, var64 = _as64(y, mu, var)
     d = derivs or autograd_derivs(log_lik)
     tilted = tilted_mode(log_lik, d, y64, mu64, var64.clamp_min(1e-300)) if centre else None
-    rule = AdaptiveRule(y, mu, var, features, tilted=tilted)
+    if laplace_hermite and tilted is not None:
+        fast, ok = _laplace_hermite(log_lik, y64, mu64, var64, features, tilted)
+        if bool(ok.all()):
+            return fast.to(dtype)
+        if bool(ok.any()):
+            bad = (~ok).reshape(-1).nonzero().squeeze(-1)
+            pick = _picker(mu64.shape, bad)
+            slow = _log_marginal_panels(log_lik, pick(y64), pick(mu64), pick(var64),
+                                        [(pick(c), pick(w)) for c, w in features], d,
+                                        tuple(pick(t) for t in tilted))
+            return fast.reshape(-1).index_put((bad,), slow).reshape(mu64.shape).to(dtype)
+    return _log_marginal_panels(log_lik, y64, mu64, var64, features, d, tilted).to(dtype)
+
+
+LAPLACE_NODES = (12, 20)  # the check rule and the answer rule of log_marginal's laplace_hermite path
+LAPLACE_TOL = 1e-9  # |20-node - 12-node| allowed in the value (nats) and, times (1 + |grad|), in the gradients
+
+
+def _picker(shape, idx):
+    """t -> t broadcast to `shape`, flattened, at the flat indices idx."""
+    return lambda t: torch.as_tensor(t).to(torch.float64).expand(shape).reshape(-1)[idx]
+
+
+def _min_width(features: Features, like: torch.Tensor) -> torch.Tensor:
+    width = torch.ones_like(like)
+    for _, w in features:
+        width = torch.minimum(width, torch.as_tensor(w).detach().to(like).expand(like.shape))
+    return width
+
+
+def _laplace_nodes(c, s2, n: int):
+    """Gauss-Hermite for N(f|c, s2): nodes c + sqrt(2 s2) x_k, log-weights log(w_k / sqrt(pi)) - log N(f_k|c, s2)
+    (so that sum_k exp(log_w_k + log h(f_k)) integrates h)."""
+    x, w = (torch.as_tensor(a).to(c) for a in _hermite(n))
+    f = c.unsqueeze(-1) + torch.sqrt(2 * s2).unsqueeze(-1) * x
+    return f, torch.log(w) + 0.5 * (LOG_2PI + torch.log(s2)).unsqueeze(-1) + x * x
+
+
+@torch.no_grad()
+def _tilted_summary(mu, var, log_p, f, log_w):
+    """(log E_q[p], d/dmu, d/dvar) of one rule, as _RuleLogSumExp computes them."""
+    z = f - mu.unsqueeze(-1)
+    a = log_w + _normal_log_pdf(f, mu.unsqueeze(-1), var.unsqueeze(-1)) + log_p
+    value = torch.logsumexp(a, -1)
+    soft = torch.exp(a - value.unsqueeze(-1))
+    return value, (soft * z).sum(-1) / var, 0.5 * ((soft * z * z).sum(-1) / (var * var) - 1 / var)
+
+
+def _laplace_hermite(log_lik, y, mu, var, features, tilted):
+    """(value, ok): the 20-node Laplace-centred Gauss-Hermite log E_q[p] (differentiable) and where it is trusted."""
+    with torch.no_grad():
+        c, s2 = (t.detach().to(mu).expand_as(mu) for t in tilted)
+        s2 = s2.clamp_min(1e-300)
+        f1, w1 = _laplace_nodes(c, s2, LAPLACE_NODES[0])
+        f2, w2 = _laplace_nodes(c, s2, LAPLACE_NODES[1])
+        coarse = _tilted_summary(mu.detach(), var.detach(), log_lik(y.unsqueeze(-1), f1), f1, w1)
+    log_p = log_lik(y.unsqueeze(-1), f2)
+    with torch.no_grad():
+        fine = _tilted_summary(mu.detach(), var.detach(), log_p.detach(), f2, w2)
+        ok = (var.detach() >= 1e-8 * _min_width(features, var) ** 2) & torch.isfinite(c)
+        for k, (a, b) in enumerate(zip(coarse, fine)):
+            scale = 1.0 if k == 0 else 1.0 + b.abs()
+            ok &= torch.isfinite(b) & ((a - b).abs() <= LAPLACE_TOL * scale)
+    return _RuleLogSumExp.apply(mu, var.clamp_min(1e-300), log_p, f2, w2), ok
+
+
+def _log_marginal_panels(log_lik, y64, mu64, var64, features, d, tilted):
+    rule = AdaptiveRule(y64, mu64, var64, features, tilted=tilted)
     log_p = log_lik(rule.y.unsqueeze(-1), rule.f)
     value = _RuleLogSumExp.apply(mu64, var64.clamp_min(1e-300), log_p, rule.f, rule.log_w)
     if bool(rule.point_mass.any()):
         g, h = d(rule.y, mu64.detach())
         approx = log_lik(rule.y, mu64) + 0.5 * var64 * (g * g + h)
         value = torch.where(rule.point_mass, approx, value)
-    return value.to(dtype)
+    return value
 
 
 def expectation(fn: Callable[[torch.Tensor], torch.Tensor], mu, var, features: Features = ()):
