@@ -335,7 +335,7 @@ def _expected_log_prob_hermite(log_lik, y, mu, var, features, derivs, tiers):
         for _, w in features:
             width = torch.minimum(width, torch.as_tensor(w).detach().to(var64).expand(shape).reshape(-1))
         ratio = var64.detach() / width**2
-        limits = torch.tensor([limit for _, limit in tiers], dtype=torch.float64)
+        limits = torch.tensor([limit for _, limit in tiers], dtype=torch.float64, device=ratio.device)
         group = torch.searchsorted(limits, ratio)  # tier index; len(tiers): the adaptive rule
         group = torch.where((ratio >= POINT_MASS) & torch.isfinite(mu64.detach()) & torch.isfinite(ratio),
                             group, len(tiers))
@@ -344,7 +344,7 @@ def _expected_log_prob_hermite(log_lik, y, mu, var, features, derivs, tiers):
         return _expected_log_prob_adaptive(log_lik, y, mu, var, features, derivs, None)
     if len(present) == 1:
         return _hermite_group(log_lik, y64, mu64, var64, tiers[present[0]][0]).reshape(shape).to(dtype)
-    out = torch.zeros(mu64.shape, dtype=torch.float64)
+    out = torch.zeros(mu64.shape, dtype=torch.float64, device=mu64.device)
     for k in present:
         idx = (group == k).nonzero().squeeze(-1)
         if k < len(tiers):
