@@ -373,6 +373,11 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as err:
         print(f"dlm-bench: error: {err}", file=sys.stderr)
         return USAGE_EXIT
+    except BrokenPipeError:
+        # the reader of stdout went away (`dlm-bench report ... | head -1`): files already written stay; exit quietly
+        # with the status of a SIGPIPE'd tool, and keep Python's exit-time flush from raising again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except KeyboardInterrupt as err:
         from .errors import Terminated
 

@@ -64,3 +64,13 @@ def test_config_errors_are_one_line_exit_2(override, needle, tmp_path, cli_env):
     assert len(lines) == 1 and needle in lines[0], proc.stderr
     assert "Traceback" not in proc.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_a_closed_stdout_is_a_quiet_exit_not_an_internal_error(cli_env):
+    """`dlm-bench ... | head -1`: the reader closes the pipe before the output is written; the tool exits 141 (a
+    SIGPIPE'd tool's status) without printing 'internal error' (it did before)."""
+    proc = subprocess.Popen(cli_command() + ["datasets"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env)
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 141, err
+    assert b"internal error" not in err and b"Traceback" not in err, err
