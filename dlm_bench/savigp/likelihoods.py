@@ -5,8 +5,9 @@ Every likelihood maps latent samples F (..., N, Q) and targets y (N,) to log-den
 estimator); `log_predictive` is log int p(y|f) N(f; b, Sigma) df, closed form or by Monte Carlo.
 The scalar likelihoods that the likelihood layer (dlm_bench/likelihoods) also has are thin adapters over it
 (issue 26: each likelihood's math lives once): `LogisticPM` over LogisticLikelihood (labels -1/+1 -> 0/1),
-`LGCP` over PoissonExpLikelihood (log-rate f + log offset). Gaussian, the warped Gaussian and softmax (Q
-latent functions) exist only here.
+`LGCP` over PoissonExpLikelihood (log-rate f + log offset); `Gaussian` keeps upstream's log sigma^2 parameter
+(what L-BFGS moves) and takes its closed forms from likelihoods/gaussian.py. The warped Gaussian and softmax (Q
+latent functions) have no counterpart in the layer and exist only here.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from torch import nn
 
 from ..errors import ConfigError
 from ..likelihoods import LogisticLikelihood, PoissonExpLikelihood
+from ..likelihoods.gaussian import gaussian_expected_log_prob, gaussian_log_marginal
 
 LOG_2PI = math.log(2 * math.pi)
 
@@ -60,11 +62,10 @@ class Gaussian(SavigpLikelihood):
         return -0.5 * (LOG_2PI + self.log_sigma2 + (y - f[..., 0]) ** 2 / self.sigma2)
 
     def expected_log_prob(self, b, var, y):
-        return -0.5 * (LOG_2PI + self.log_sigma2 + ((y - b[..., 0]) ** 2 + var[..., 0]) / self.sigma2)
+        return gaussian_expected_log_prob(y, b[..., 0], var[..., 0], self.sigma2, log_noise=self.log_sigma2)
 
     def log_predictive(self, b, var, y, eps=None):
-        v = var[..., 0] + self.sigma2
-        return -0.5 * (LOG_2PI + v.log() + (y - b[..., 0]) ** 2 / v)
+        return gaussian_log_marginal(y, b[..., 0], var[..., 0], self.sigma2)
 
     def predict_mean(self, b, var):
         return b[..., 0]
