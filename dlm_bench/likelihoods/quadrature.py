@@ -1,8 +1,12 @@
 """The one place where Gaussian expectations of a likelihood are integrated (issue 26).
 
-Every non-closed-form quantity of every likelihood goes through `AdaptiveRule`: the likelihoods of this package
+Every non-closed-form quantity of every likelihood goes through this module: the likelihoods of this package
 (ELBO and DLM terms, predictive densities and moments), the LGM sites (lgm/sites.py), the uPS value and its
-exact fallback sampler (estimators/ups.py), the estimator classes (estimators/quadrature.py).
+exact fallback sampler (estimators/ups.py), the estimator classes (estimators/quadrature.py). The rule below,
+`AdaptiveRule`, is the one that is accurate everywhere; two cheaper rules are used only where they are shown to
+be as accurate: Gauss-Hermite tiers for E_q[log p] of smooth likelihoods at small var (`expected_log_prob`'s
+`hermite_tiers`) and Laplace-centred Gauss-Hermite with an embedded error estimate for log E_q[p] of log-concave
+likelihoods (`log_marginal`'s `laplace_hermite`). Both fall back to `AdaptiveRule` point by point.
 
 The rule: composite Gauss-Legendre on panels whose breakpoints adapt to each point
 -------------------------------------------------------------------------------------
