@@ -335,10 +335,7 @@ def _expected_log_prob_hermite(log_lik, y, mu, var, features, derivs, tiers):
     shape = mu.shape
     y64, mu64, var64 = (t.reshape(-1) for t in _as64(y, mu, var))
     with torch.no_grad():
-        width = torch.ones_like(var64)
-        for _, w in features:
-            width = torch.minimum(width, torch.as_tensor(w).detach().to(var64).expand(shape).reshape(-1))
-        ratio = var64.detach() / width**2
+        ratio = var64.detach() / _min_width(features, var.detach().to(torch.float64)).reshape(-1) ** 2
         limits = torch.tensor([limit for _, limit in tiers], dtype=torch.float64, device=ratio.device)
         group = torch.searchsorted(limits, ratio)  # tier index; len(tiers): the adaptive rule
         group = torch.where((ratio >= POINT_MASS) & torch.isfinite(mu64.detach()) & torch.isfinite(ratio),
@@ -354,9 +351,9 @@ def _expected_log_prob_hermite(log_lik, y, mu, var, features, derivs, tiers):
         if k < len(tiers):
             val = _hermite_group(log_lik, y64[idx], mu64[idx], var64[idx], tiers[k][0])
         else:
-            flat = lambda t: torch.as_tensor(t).to(mu64).expand(shape).reshape(-1)[idx]  # noqa: E731
+            pick = _picker(shape, idx)
             val = _expected_log_prob_adaptive(log_lik, y64[idx], mu64[idx], var64[idx],
-                                              [(flat(c), flat(w)) for c, w in features], derivs, None)
+                                              [(pick(c), pick(w)) for c, w in features], derivs, None)
         out = out.index_put((idx,), val)
     return out.reshape(shape).to(dtype)
 
@@ -413,6 +410,7 @@ def _picker(shape, idx):
 
 
 def _min_width(features: Features, like: torch.Tensor) -> torch.Tensor:
+    """The smallest feature width per point (1 without features), shaped like `like`."""
     width = torch.ones_like(like)
     for _, w in features:
         width = torch.minimum(width, torch.as_tensor(w).detach().to(like).expand(like.shape))
