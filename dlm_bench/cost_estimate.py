@@ -134,8 +134,10 @@ def run_seconds(rec: dict) -> float | None:
 
 def _batched(config: dict) -> bool:
     o = config["objective"]
+    bs = (config.get("trainer") or {}).get("batch_size")
+    minibatch = bs is not None and (n_train(config) or 0) > bs  # run/batched.py runs these points unbatched
     return bool(o.get("beta_batch")) and o.get("beta_index") is not None and config["model"]["name"] == "svgp" \
-        and o.get("name") in ("elbo", "dlm")
+        and o.get("name") in ("elbo", "dlm") and not minibatch
 
 
 def estimate(points: list[tuple[dict, str | None]], root: Path) -> Estimate:

@@ -18,14 +18,15 @@ Each member is then evaluated through the ordinary (unbatched) bundle and writte
 directory with the run name the unbatched run has (`objective.beta_batch` is not part of run names), so
 reports, resumption and later sweeps (batched or not) see no difference. run.json adds `train.batched: B`.
 
-Supported: model=svgp, objective elbo (beta-ELBO) or dlm, Adam, full batch, no trainer.track_every; joint or
+Supported: model=svgp, objective elbo (beta-ELBO) or dlm, Adam, no trainer.track_every; joint or
 fixed hyperparameters; whitened or unwhitened strategy (the fixed fast path, FrozenPredictive, is whitened only:
 unwhitened members take the ordinary model call, as unbatched); likelihoods: Gaussian (noise with batch_shape
 [B]) with estimator=exact, or one without parameters (probit, logistic, poisson_exp, poisson_softplus: one
 instance for all members, log p(y|f) broadcasts over B) with estimator=exact (closed form or quadrature, as
-unbatched), quadrature or bmc. Other settings of these SVGP methods (Student-t, uPS, smooth-bMC, minibatches,
-L-BFGS) raise a ConfigError; other models and objectives (sq_dlm, SGPR, FITC) and methods outside the beta grid
-ignore the flag (so an experiment can set it for its whole method sweep).
+unbatched), quadrature or bmc. Other settings of these SVGP methods (Student-t, uPS, smooth-bMC, L-BFGS) raise
+a ConfigError. Minibatch training (trainer.batch_size below the training size, known once the data are loaded)
+runs each point unbatched, one after the other. Other models and objectives (sq_dlm, SGPR, FITC) and methods
+outside the beta grid ignore the flag (so an experiment can set it for its whole method sweep).
 bMC: the members' samples are drawn jointly (one [L, B, n] draw per step instead of B draws of [L, n]), so a
 batched bMC member's trajectory equals the unbatched run's in distribution, not bit for bit (same seed, same
 batched result; tests/integration/test_batched_nonconjugate.py).
@@ -88,10 +89,15 @@ def requested(cfg: DictConfig) -> bool:
 BATCHED_ESTIMATORS = ("exact", "quadrature", "bmc")
 
 
-def check_supported(cfg: DictConfig, n_train: int | None = None) -> None:
-    """n_train: known once the data are loaded; a trainer.batch_size >= n_train is full batch (the presets' 6000)."""
-    bs = cfg.trainer.batch_size
-    full_batch = bs is None or n_train is None or bs >= n_train
+def full_batch(batch_size: int | None, n_train: int | None) -> bool:
+    """A trainer.batch_size >= n_train is full batch (the presets' 6000 on small data); n_train None: not known yet."""
+    return batch_size is None or n_train is None or batch_size >= n_train
+
+
+def check_supported(cfg: DictConfig) -> None:
+    """The settings a batched group needs. Minibatches are not among them, and are not an error: the training size
+    is known only once the data are loaded, and then _train_group runs the point unbatched (one experiment, e.g.
+    dlm_supp_beta_cadata at n = 691 and 13829, can set the flag for all its sizes)."""
     lik = cfg.model.get("likelihood") or "gaussian"
     estimator = cfg.estimator.name
     optimizer = getattr(cfg.trainer.optimizer, "value", cfg.trainer.optimizer)
@@ -100,14 +106,13 @@ def check_supported(cfg: DictConfig, n_train: int | None = None) -> None:
         ("model.likelihood", lik, batchable_likelihood(lik)),
         ("estimator.name", f"{estimator} with the Gaussian likelihood", lik != "gaussian" or estimator == "exact"),
         ("trainer.optimizer", optimizer, optimizer == "adam"),
-        ("trainer.batch_size", bs, full_batch),
         ("trainer.track_every", cfg.trainer.track_every, not cfg.trainer.track_every),
         ("run_dir", cfg.run_dir, not cfg.run_dir),
     ) if not ok]
     if bad:
         raise ConfigError("objective.beta_batch=true supports estimator=exact|quadrature|bmc (Gaussian likelihood: "
                           "exact only), the Gaussian likelihood or one without parameters (probit, logistic, "
-                          f"poisson_exp, poisson_softplus), Adam, full batch, no track_every, no run_dir; got "
+                          f"poisson_exp, poisson_softplus), Adam, no track_every, no run_dir; got "
                           f"{', '.join(bad)}")
 
 
@@ -219,7 +224,8 @@ def _train_group(cfg: DictConfig, unbatched):
     prep.rng_after = _get_rng()
     X, y = prep.tensors["train"]
     n = X.shape[0]
-    check_supported(cfg, n)
+    if not full_batch(cfg.trainer.batch_size, n):
+        return _minibatch_point(cfg, unbatched)
     own = cfg.objective.beta_index
     cfg.objective.beta = resolve_beta(cfg.objective, n)  # OutsideBetaGrid for the own index, as unbatched
     size = len(beta_grid(n, cfg.objective.min_beta))
@@ -249,6 +255,20 @@ def _train_group(cfg: DictConfig, unbatched):
     finally:
         for lock in locks:
             lock.release()
+
+
+def _minibatch_point(cfg: DictConfig, unbatched):
+    """Minibatch training (trainer.batch_size < n): this point alone, as the ordinary run, under its own run lock.
+    The group lock stays held, so a parallel launcher's other jobs of this group wait their turn."""
+    plain = copy.deepcopy(cfg)
+    plain.objective.beta_batch = False
+    lock = RunLock(run_dir_for(plain))
+    if not lock.acquire():
+        raise RunningElsewhere(f"{run_dir_for(plain)} is locked by another process")
+    try:
+        return unbatched(plain)
+    finally:
+        lock.release()
 
 
 def _train_members(cfg, members, prep, device, dtype, unbatched) -> dict:

@@ -47,7 +47,23 @@ def test_run_name_ignores_beta_batch():
     assert run_name(cfg) == run_name(cfg_b)
 
 
-@pytest.mark.parametrize("extra", [["estimator=bmc", "estimator.num_samples=2"], ["trainer.batch_size=64"],
+def test_minibatch_points_run_unbatched_with_the_plain_runs_results(tmp_path):
+    """dlm_supp_beta_cadata sets beta_batch for n = 691 (full batch) and n = 13829 (minibatches of 6000): a point
+    whose training size exceeds trainer.batch_size runs as the ordinary run (same seed: the same numbers), not as
+    a ConfigError after loading the data."""
+    mini = TINY[:1] + ["trainer.max_iters=20"] + TINY[2:] + ["trainer.batch_size=64", "method=dlm", "objective.beta_index=0,2"]
+    plain = run_sweep(mini + [f"results_dir={tmp_path / 'plain'}"])
+    batched = run_sweep(mini + [f"results_dir={tmp_path / 'batched'}", "objective.beta_batch=true"])
+    assert plain["ok"] == 2 and batched["ok"] == 2
+    a, b = runs(tmp_path / "plain"), runs(tmp_path / "batched")
+    assert set(a) == set(b) and len(a) == 2
+    for name, ra in a.items():
+        assert "batched" not in b[name]["train"]
+        for k, v in ra["metrics"].items():
+            assert b[name]["metrics"][k] == pytest.approx(v, rel=1e-10, abs=1e-12), (name, k)
+
+
+@pytest.mark.parametrize("extra", [["estimator=bmc", "estimator.num_samples=2"],
                                    ["trainer.optimizer=lbfgs"], ["model.likelihood=student_t"],
                                    ["estimator=smooth_bmc", "estimator.num_samples=2"]])
 def test_unsupported_settings_raise_one_line_config_error(tmp_path, extra):

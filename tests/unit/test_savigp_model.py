@@ -11,7 +11,7 @@ import torch
 from dlm_bench.models.collapsed import collapsed_terms, neg_log_marginal, q_u
 from dlm_bench.savigp.likelihoods import Gaussian, Softmax
 from dlm_bench.savigp.model import Savigp
-from dlm_bench.savigp.train import fit
+from dlm_bench.savigp.train import BLOCKS, block_params, fit, grads_for
 
 
 
@@ -234,3 +234,31 @@ def test_entropy_bound_below_monte_carlo_mixture_entropy():
         bound = mod.entropy_bound().item()
     print(f"\nentropy bound {bound:.4f} <= MC mixture entropy {H:.4f} +- {se:.4f}")
     assert bound <= H + 3 * se
+
+
+@pytest.mark.parametrize("block", BLOCKS)
+def test_grads_for_keeps_each_blocks_gradient_and_restores_flags(block):
+    """fit() differentiates only the block it optimises (a speed change, dlm_bench/savigp/train.py grads_for): the
+    block's gradient must equal the full-graph one, and every requires_grad flag must come back as it was, a
+    parameter frozen by the caller included, also when the block raises."""
+    mod, X, g = _random_model("mog", 2, "score_cv", seed=3)
+    y = torch.randn(X.shape[0], generator=g)
+    eps = mod.draw_eps(50, X.shape[0], g)
+    params = block_params(mod, block)
+
+    def surrogate_grad():
+        return torch.autograd.grad(mod.elbo(X, y, eps)[1], params)
+
+    full = surrogate_grad()
+    mod.Z[0].requires_grad_(False)  # a caller's choice that must survive
+    flags = {n: p.requires_grad for n, p in mod.named_parameters()}
+    with grads_for(mod, params):
+        assert {n for n, p in mod.named_parameters() if p.requires_grad} == {
+            n for n, p in mod.named_parameters() if any(p is q for q in params)}
+        only = surrogate_grad()
+    for a, b in zip(full, only):
+        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+    assert {n: p.requires_grad for n, p in mod.named_parameters()} == flags
+    with pytest.raises(RuntimeError), grads_for(mod, params):
+        raise RuntimeError("a failed Cholesky")
+    assert {n: p.requires_grad for n, p in mod.named_parameters()} == flags
