@@ -133,7 +133,7 @@ def test_batched_bmc_member_matches_reference_in_expectation(glm_tables, tmp_pat
 def test_experiments_batch_their_beta_grid_methods(experiment):
     """beta_batch is on (smoke variants inherit it); every beta-grid method is supported, the ELBO at beta = 1
     (method=elbo, off the grid) runs unbatched."""
-    from dlm_bench.run.batched import check_supported, requested
+    from dlm_bench.run.batched import check_supported, full_batch, requested
     from dlm_bench.beta import apply_beta_grid_flag
     from tests.helpers import sweeper_params
 
@@ -145,4 +145,5 @@ def test_experiments_batch_their_beta_grid_methods(experiment):
         apply_beta_grid_flag(cfg.objective)
         assert requested(cfg) == (method != "elbo"), method
         resolve_task_defaults(cfg)
-        check_supported(cfg, n_train=2000)
+        check_supported(cfg)
+        assert full_batch(cfg.trainer.batch_size, 2000)  # the largest training size: batched, not run point by point
