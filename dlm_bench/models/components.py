@@ -8,6 +8,7 @@ import gpytorch
 import numpy as np
 import torch
 from scipy.cluster.vq import kmeans2
+from scipy.spatial.distance import cdist
 
 from ..config import InducingInit, Kernel
 from ..likelihoods import LIKELIHOODS
@@ -20,9 +21,30 @@ def initial_inducing_points(X: torch.Tensor, num_inducing: int, how: InducingIni
     if how is InducingInit.random:
         return X[torch.as_tensor(rng.choice(n, size=m, replace=False), device=X.device)].clone()
     if how is InducingInit.kmeans:
-        centres, _ = kmeans2(X.detach().cpu().double().numpy(), m, minit="++", seed=rng)
+        data = X.detach().cpu().double().numpy()
+        centres, _ = kmeans2(data, kmeans_plus_plus(data, m, rng), minit="matrix")
         return torch.as_tensor(centres, dtype=X.dtype, device=X.device)
     raise ValueError(f"unknown inducing_init {how}")
+
+
+def kmeans_plus_plus(data: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """k-means++ seeding (Arthur & Vassilvitskii 2007) that gives scipy's kmeans2(minit="++") centres exactly: the
+    same draws from `rng` and the same distances, kept as a running minimum.
+
+    Why not scipy's: its _kpp recomputes the distances to every chosen centre at each step, O(k^2 N D); on MNIST
+    (N = 60000, D = 784, k = 200) that took over 10 minutes before training started. This is O(k N D)."""
+    n = data.shape[0]
+    init = np.empty((k, data.shape[1]))
+    idx = int(rng.integers(n))
+    d2 = None
+    for i in range(k):
+        if i:
+            cum = (d2 / d2.sum()).cumsum()
+            idx = int(np.searchsorted(cum, rng.uniform()))
+        init[i] = data[idx]
+        new = cdist(init[i:i + 1], data, metric="sqeuclidean")[0]
+        d2 = new if d2 is None else np.minimum(d2, new)
+    return init
 
 
 def make_kernel(kind: Kernel, ard_dims: int | None, matern_nu: float = 2.5) -> gpytorch.kernels.Kernel:
