@@ -32,7 +32,7 @@ def kmeans_plus_plus(data: np.ndarray, k: int, rng: np.random.Generator) -> np.n
     same draws from `rng` and the same distances, kept as a running minimum.
 
     Why not scipy's: its _kpp recomputes the distances to every chosen centre at each step, O(k^2 N D); on MNIST
-    (N = 60000, D = 784, k = 200) that took over 10 minutes before training started. This is O(k N D)."""
+    (N = 60000, D = 784, k = 200) that took about 10 minutes before training started. This is O(k N D)."""
     n = data.shape[0]
     init = np.empty((k, data.shape[1]))
     idx = int(rng.integers(n))
