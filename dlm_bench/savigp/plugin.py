@@ -21,7 +21,7 @@ from ..models.components import initial_inducing_points
 from ..config import InducingInit
 from ..outcome import Outcome
 from .likelihoods import LIKELIHOODS, build_likelihood
-from .model import Savigp
+from .model import LOG_UPPER, Savigp
 from .train import fit
 
 TRANSFORMS = ("none", "center", "minmax")
@@ -225,6 +225,15 @@ def write_points(run_dir: Path, points: dict) -> None:
         w.writerows(vals.tolist())
 
 
+def learned_kernel(model: Savigp) -> dict:
+    """hyp_lengthscale (mean over processes and input dimensions) and hyp_variance (mean over processes) after the
+    fit: whether the hyp block moved them from their init is part of reading a run."""
+    with torch.no_grad():
+        ell = torch.cat([k.log_lengthscale.clamp(max=LOG_UPPER).exp() for k in model.kernels])
+        var = torch.stack([k.log_variance.clamp(max=LOG_UPPER).exp() for k in model.kernels])
+    return {"hyp_lengthscale": float(ell.mean()), "hyp_variance": float(var.mean())}
+
+
 def variant_label(s) -> str:
     return "fg" if s.posterior == "fg" else f"mog{s.components}"
 
@@ -270,6 +279,7 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
                  "dtype": "float64"}
     if res.status == "ok":
         points = evaluate(model, s, Xte, yte, yte_raw, tf, task, s.pred_samples, cfg.seed)
-        out.metrics = {**summarise(points), "sparsity_factor": float(s.sparsity_factor), "final_elbo": res.final_elbo}
+        out.metrics = {**summarise(points), "sparsity_factor": float(s.sparsity_factor), "final_elbo": res.final_elbo,
+                       **learned_kernel(model)}
         out.artifacts.append(lambda run_dir: write_points(run_dir, points))
     return out

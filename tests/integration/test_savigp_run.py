@@ -62,6 +62,12 @@ def test_usps_softmax_run(offline):
     m = record.metrics
     # one short iteration at M = 20: only "better than chance (2/3)" is expected
     assert 0 <= m["test_err"] < 0.6 and m["test_err_ci95"] > 0 and np.isfinite(m["test_nlp"])
+    # the learned kernel is recorded: USPS starts at variance 2, lengthscale 4 (3 processes); the hyp block moved them
+    assert m["hyp_variance"] != pytest.approx(2.0, rel=1e-6) and m["hyp_lengthscale"] != pytest.approx(4.0, rel=1e-6)
+    cfg.savigp.blocks = ["mog"]  # no hyp block: the recorded values are the init, exactly
+    cfg.results_dir = str(offline / "res2")
+    m2 = execute(cfg)[0].metrics
+    assert m2["hyp_variance"] == pytest.approx(2.0, rel=1e-12) and m2["hyp_lengthscale"] == pytest.approx(4.0, rel=1e-12)
 
 
 def test_bad_input_one_line_exit_2(offline, cli_env):
