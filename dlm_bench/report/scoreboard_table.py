@@ -273,9 +273,12 @@ ROWS: tuple[Row, ...] = (
       ("savigp_fig3_smoke",), reason=GPU, paper_value="errors comparable; NLP better when sparser",
       ours_text="error 2.1-2.3 %, NLP 0.115-0.117",
       note="smoke: one split, SF 0.1; 3 latent processes and 1233 points make the full grid GPU-sized", figures=("Fig. 3",)),
-    R("savigp", "Suppl. Fig. 4", "MNIST odd vs even: error and NLP vs training time", NOT_RUN, ("savigp_fig4",),
-      reason=GPU, paper_value="accuracy 97.8 %, NLP 0.068",
-      note="tested on a generated fixture only; the real data is now in the mirror", figures=("Fig. 4",)),
+    R("savigp", "Suppl. Fig. 4", "MNIST odd vs even: error and NLP vs training time", NOT_REPRODUCED, ("savigp_fig4",),
+      ("savigp_fig4_mnist",), paper_value="accuracy 97.8 %, NLP 0.068",
+      ours_text="accuracy 95.8 % (error 4.18 +- 0.39 %), NLP 0.115",
+      note="full data, M = 200, one CPU thread: S = 200 converged by upstream's ftol rule after 5 iterations (16 min); "
+           "the paper's S = 2000 gives the same numbers after 3 (52 min); the 300-iteration budget waits for a GPU",
+      figures=("Fig. 4",)),
     # ======================================= SGGPM (Sheth, Wang, Khardon 2015) ====================================
     R("sggpm", "Table 1", "likelihoods and their derivatives", NO_EXPERIMENT, figures=("Table 1",)),
     R("sggpm", "Table 2", "summary of data sets", NO_EXPERIMENT, figures=("Table 2",)),
