@@ -64,6 +64,12 @@ def num(label: str, path: str, column: str, heading: str | None = None, **where)
     return Num(label, path, column, tuple((k, str(v)) for k, v in where.items()), heading)
 
 
+def selected_betas(path: str) -> tuple[Num, ...]:
+    """The validation-selected beta of each Fig. 1(c) series, from a by-beta report's selected_beta table."""
+    return tuple(num(f"{label} beta", path, "beta", series=series)
+                 for label, series in (("joint DLM", "DLM (joint)"), ("fixed DLM", "DLM (fixed)"), ("beta-ELBO", "beta-ELBO")))
+
+
 @dataclass(frozen=True)
 class Row:
     paper: str
@@ -92,17 +98,13 @@ ROWS: tuple[Row, ...] = (
     R("dlm", "Fig. 1(c), small n", "cadata n = 691, test NLL vs beta (beta-ELBO, joint / fixed DLM)", NOT_REPRODUCED,
       ("dlm_fig1c",), ("dlm_fig1c", "dlm_fig1c_smoke"),
       paper_value="optimal beta > 1 for all methods",
-      ours=(num("joint DLM beta", "dlm_fig1c/dlm_fig1c_selected_beta.md", "beta", series="DLM (joint)"),
-            num("fixed DLM beta", "dlm_fig1c/dlm_fig1c_selected_beta.md", "beta", series="DLM (fixed)"),
-            num("beta-ELBO beta", "dlm_fig1c/dlm_fig1c_selected_beta.md", "beta", series="beta-ELBO")),
+      ours=selected_betas("dlm_fig1c/dlm_fig1c_selected_beta.md"),
       note="paper size, 5 seeds: joint DLM selects beta > 1 on every seed (shown); fixed DLM and beta-ELBO select "
            "beta < 1 on every seed (not shown); an exact-optimum check agrees", figures=("Fig. 1",)),
     R("dlm", "Fig. 1(c), large n / Suppl. Fig. 1 beta panels", "cadata n = 13829, test NLL vs beta", NOT_REPRODUCED,
       ("dlm_supp_beta_cadata",), ("dlm_fig1c_large",),
       paper_value="at large n joint DLM selects beta < 1, the other methods do not",
-      ours=(num("joint DLM beta", "dlm_fig1c_large/dlm_supp_beta_cadata_selected_beta.md", "beta", series="DLM (joint)"),
-            num("fixed DLM beta", "dlm_fig1c_large/dlm_supp_beta_cadata_selected_beta.md", "beta", series="DLM (fixed)"),
-            num("beta-ELBO beta", "dlm_fig1c_large/dlm_supp_beta_cadata_selected_beta.md", "beta", series="beta-ELBO")),
+      ours=selected_betas("dlm_fig1c_large/dlm_supp_beta_cadata_selected_beta.md"),
       note="reduced: seed 0, 6 of 21 betas (71 min); joint DLM selects beta < 1 (shown), but so do fixed DLM and "
            "beta-ELBO (the smallest beta tried; curves flat below 0.4); about 9 CPU hours more for 3 seeds x 21 betas",
       figures=("Fig. 1",)),
