@@ -134,8 +134,9 @@ def run_seconds(rec: dict) -> float | None:
 
 def _batched(config: dict) -> bool:
     o = config["objective"]
-    bs = (config.get("trainer") or {}).get("batch_size")
-    minibatch = bs is not None and (n_train(config) or 0) > bs  # run/batched.py runs these points unbatched
+    from .run.batched import full_batch  # the harness's rule: minibatch points run unbatched
+
+    minibatch = not full_batch((config.get("trainer") or {}).get("batch_size"), n_train(config))
     return bool(o.get("beta_batch")) and o.get("beta_index") is not None and config["model"]["name"] == "svgp" \
         and o.get("name") in ("elbo", "dlm") and not minibatch
 

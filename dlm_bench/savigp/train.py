@@ -43,7 +43,7 @@ def grads_for(model: Savigp, params):
 
     Why: the backward through K_xz to the kernel parameters and Z (which no block optimises) is wasted work outside
     the hyp block, and it dominates there: on MNIST (N = 60000, D = 784, M = 200, S = 200) one ELBO gradient takes
-    5.1 s with it and 1.9 s without. The block's own gradients are unchanged."""
+    5.1 s with it and 2.0 s without. The block's own gradients are unchanged."""
     keep = {id(p) for p in params}
     saved = [(p, p.requires_grad) for p in model.parameters()]
     try:
