@@ -10,8 +10,10 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from .collect import ReportError, check_input, collect_runs
-from .figures import make_curve_figure, make_figure, make_predictive_figure, make_sweep_figure
-from .specs import CurveSpec, ExternalSpec, FigureSpec, PredictiveSpec, SweepFigureSpec, TableSpec, specs_for
+from .figures import make_curve_figure, make_figure, make_sweep_figure
+from .predictive import make_predictive_figure, write_predictive_comparison
+from .specs import (CurveSpec, ExternalSpec, FigureSpec, PredictiveComparisonSpec, PredictiveSpec, SweepFigureSpec,
+                    TableSpec, specs_for)
 from .tables import SERIES, apply_methods, fmt_cell, mean_se, pivot_for_markdown, to_markdown
 
 
@@ -129,6 +131,12 @@ def _build(dirs, out: Path, paper: str | None) -> dict:
                 written = spec.build(paths, out / f"{experiment}_{spec.name}", experiment)
                 made["figures"] += [p for p in written if p.suffix == ".png"]
                 made["tables"] += [p for p in written if p.suffix in (".csv", ".md")]
+            elif isinstance(spec, PredictiveComparisonSpec):
+                figures, tables = write_predictive_comparison(sub, spec, stem)
+                made["figures"] += figures
+                made["tables"] += tables
+                if not figures:
+                    made["not_drawn"].append(f"{stem.name}: no run of its methods has a predictive.json")
             elif isinstance(spec, (FigureSpec, CurveSpec, PredictiveSpec, SweepFigureSpec)):
                 draw = {FigureSpec: make_figure, CurveSpec: make_curve_figure, PredictiveSpec: make_predictive_figure,
                         SweepFigureSpec: make_sweep_figure}

@@ -10,12 +10,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-import json  # noqa: E402
-from pathlib import Path  # noqa: E402
-
 import numpy as np  # noqa: E402
 
-from .specs import FigureSpec, PredictiveSpec  # noqa: E402
+from .specs import FigureSpec  # noqa: E402
 from .tables import SERIES, apply_methods, mean_se  # noqa: E402
 
 
@@ -93,53 +90,6 @@ def make_curve_figure(df: pd.DataFrame, spec):
         ax.grid(alpha=0.3)
         if j == 0 and ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=8)
-    if spec.title:
-        fig.suptitle(spec.title)
-    fig.tight_layout()
-    return fig
-
-
-def _predictive(rows: pd.DataFrame) -> dict | None:
-    for run_dir in rows["run_dir"]:
-        path = Path(run_dir) / "predictive.json"
-        if path.is_file():
-            return json.loads(path.read_text())
-    return None
-
-
-def make_predictive_figure(df: pd.DataFrame, spec: PredictiveSpec):
-    """Fig. 1 style: per panel value, the method's mean +- 2 sd (noise-free, as Q's predictive), its epsilon band
-    (green), the overlay's mean +- 2 sd including its noise (red), the data, and Z before (top) / after (bottom)."""
-    ok = df[(df["status"] == "ok") & (df["seed"] == spec.seed)]
-    sel = apply_methods(ok, (spec.method,))
-    values = sorted(sel[spec.panels].dropna().unique()) if spec.panels in sel else []
-    overlay = _predictive(apply_methods(ok, (spec.overlay,))) if spec.overlay else None
-    fig, axes = plt.subplots(1, max(len(values), 1), figsize=(4.6 * max(len(values), 1), 3.6), squeeze=False)
-    for ax, value in zip(axes[0], values):
-        rows = sel[sel[spec.panels] == value]
-        p = _predictive(rows)
-        if p is None:
-            continue
-        x, m, sd = np.array(p["x"]), np.array(p["mean"]), np.sqrt(np.array(p["var"]))
-        ax.plot(p["X_train"], p["y_train"], "k.", ms=3)
-        if overlay is not None:
-            om, osd = np.array(overlay["mean"]), np.sqrt(np.array(overlay["var"]) + (overlay["noise"] or 0.0))
-            ax.plot(overlay["x"], om, "r-", lw=1, label=spec.overlay.label)
-            ax.fill_between(overlay["x"], om - 2 * osd, om + 2 * osd, color="r", alpha=0.12)
-        eps = p["epsilon"]
-        ax.fill_between(x, m - eps, m + eps, color="g", alpha=0.25, label="epsilon band")
-        ax.plot(x, m, "b-", lw=1.2, label=spec.method.label)
-        ax.plot(x, m - 2 * sd, "b--", lw=0.8)
-        ax.plot(x, m + 2 * sd, "b--", lw=0.8)
-        lo, hi = ax.get_ylim()
-        if p.get("Z_init"):
-            ax.plot(p["Z_init"], [hi] * len(p["Z_init"]), "kx", ms=5, clip_on=False)
-            ax.plot(p["Z"], [lo] * len(p["Z"]), "bx", ms=5, clip_on=False)
-        kl = rows["kl_over_n"].iloc[0] if "kl_over_n" in rows else float("nan")
-        ax.set_title(f"{spec.panels}={value:g}, KL/N={kl:.3f}")
-        ax.set_xlabel("x (standardised)")
-        ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=7, loc="lower left")
     if spec.title:
         fig.suptitle(spec.title)
     fig.tight_layout()

@@ -67,6 +67,22 @@ class PredictiveSpec:
 
 
 @dataclass(frozen=True)
+class PredictiveComparisonSpec:
+    """Several methods' 1-D predictive distributions side by side (Reeb et al. 2018, Fig. 6): one panel per method
+    of `methods` (seed `seed`), `overlay` (the full GP) drawn in each, and a table of the distances of each panel to
+    the overlay and to each label in `against`. Labels in `pac` are PAC posteriors: drawn noise-free with their
+    epsilon band; the others include their noise."""
+
+    name: str
+    methods: tuple[MethodSpec, ...]
+    overlay: MethodSpec
+    pac: tuple[str, ...] = ()
+    against: tuple[str, ...] = ()
+    seed: int = 0
+    title: str = ""
+
+
+@dataclass(frozen=True)
 class SweepFigureSpec:
     """Ad-hoc sweeps (no spec of their own): each metric against the swept config column `x`, one panel per
     metric, one line per combination of the other swept columns `others`, mean ± SE over seeds."""
@@ -247,6 +263,24 @@ PAC_FIG1_SPECS = (
                        MethodSpec("full-GP", where(model="exact_gp")))),
 )
 
+_PAC_FIG6_PANELS = (
+    MethodSpec("kl-PAC-SGP, eps 0.1", where(model="pac_sgp", objective="pac_kl", epsilon=0.1)),
+    MethodSpec("kl-PAC-SGP, eps 1", where(model="pac_sgp", objective="pac_kl", epsilon=1.0)),
+    MethodSpec("FITC", where(model="fitc", epsilon=0.1)),  # FITC, VFE, full GP: epsilon changes only their bound
+    MethodSpec("VFE", where(model="sgpr", epsilon=0.1)),
+)
+PAC_FIG6_SPECS = (
+    PredictiveComparisonSpec("fig6", methods=_PAC_FIG6_PANELS,
+                             overlay=MethodSpec("full-GP", where(model="exact_gp", epsilon=0.1)),
+                             pac=("kl-PAC-SGP, eps 0.1", "kl-PAC-SGP, eps 1"), against=("FITC",),
+                             title="Reeb et al. (2018) Fig. 6 (App. E): predictive distributions on snelson (M=15)"),
+    TableSpec("fig6_numbers", by=("dataset", "epsilon"), metrics=("bound", "gibbs_train", "kl_over_n", "noise_var",
+                                                                   "test_mse"),
+              methods=(MethodSpec("kl-PAC-SGP", where(model="pac_sgp", objective="pac_kl")),
+                       MethodSpec("FITC", where(model="fitc")), MethodSpec("VFE", where(model="sgpr")),
+                       MethodSpec("full-GP", where(model="exact_gp")))),
+)
+
 PAC_APPE_SPECS = tuple(
     FigureSpec(f"fig7_{key}", x="noise_var", metrics=("train_final_loss",), methods=(m,), xscale="log", scatter=True,
                xlabel="learned sigma_n^2", title=f"Fig. 7 (App. E): {m.label}")
@@ -334,6 +368,7 @@ SPECS: dict[str, tuple] = {  # report spec name (an experiment's `report:` key) 
     "pac_table1": PAC_TABLE1_SPECS,
     "pac_table2": PAC_TABLE2_SPECS,
     "pac_fig1": PAC_FIG1_SPECS,
+    "pac_fig6": PAC_FIG6_SPECS,
     "pac_appE": PAC_APPE_SPECS,
     "pac_appF": PAC_APPF_SPECS,
     "pac_table3": PAC_TABLE3_SPECS,

@@ -11,7 +11,7 @@ from dlm_bench.cli import compose_config
 from dlm_bench.config import group_options
 from dlm_bench.report.build import compare_with_reference
 from dlm_bench.report.collect import flatten
-from dlm_bench.report.figures import make_predictive_figure
+from dlm_bench.report.predictive import make_predictive_figure
 from dlm_bench.report.specs import SPECS, MethodSpec, PredictiveSpec, where
 from tests.helpers import sweeper_params
 
@@ -98,3 +98,41 @@ def test_table3_transcription_agrees_with_table2_where_the_loss_does_not_enter()
         if method in ("VFE", "FITC"):
             assert all(t3[m][0] == t2[m][0] for m in ("test_mse", "kl_over_n", "noise_var")), method  # means
         assert t3["bound"] != t2["bound"] and t3["gibbs_train"] != t2["gibbs_train"], method
+
+
+def _predictive_json(d, mean, var, noise, eps=0.1, x=(-1.0, 0.0, 1.0, 2.0), X_train=(-1.0, 1.0)):
+    d.mkdir()
+    (d / "predictive.json").write_text(json.dumps({
+        "x": list(x), "mean": list(mean), "var": list(var), "X_train": list(X_train), "y_train": [0.0] * len(X_train),
+        "noise": noise, "epsilon": eps, "Z": None, "Z_init": None}))
+    return str(d)
+
+
+def test_fig6_distances_are_rms_over_the_training_range(tmp_path):
+    """RMS of mean and noise-free sd differences, re-derived by hand: grid x = -1, 0, 1, 2 with training inputs in
+    [-1, 1], so the point x = 2 (where the two differ most) is left out."""
+    from dlm_bench.report.predictive import make_predictive_comparison
+    from dlm_bench.report.specs import PredictiveComparisonSpec
+
+    rows = [
+        {"model": "pac_sgp", "objective": "pac_kl", "epsilon": 0.1,
+         "run_dir": _predictive_json(tmp_path / "pac", [0.0, 1.0, 2.0, 9.0], [1.0, 4.0, 1.0, 9.0], 0.05)},
+        {"model": "fitc", "objective": "fitc", "epsilon": 0.1,
+         "run_dir": _predictive_json(tmp_path / "fitc", [0.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0], 0.06)},
+        {"model": "exact_gp", "objective": "mll", "epsilon": 0.1,
+         "run_dir": _predictive_json(tmp_path / "gp", [0.0, 1.0, 2.0, 0.0], [1.0, 1.0, 1.0, 1.0], 0.1)},
+    ]
+    df = pd.DataFrame([dict(r, status="ok", seed=0, kl_over_n=0.2, method=r["model"]) for r in rows])
+    spec = PredictiveComparisonSpec("fig6", methods=(MethodSpec("PAC", where(model="pac_sgp")),
+                                                     MethodSpec("FITC", where(model="fitc"))),
+                                    overlay=MethodSpec("GP", where(model="exact_gp")), pac=("PAC",), against=("FITC",))
+    fig, table = make_predictive_comparison(df, spec)
+    got = table.set_index("panel")
+    # PAC vs GP: means equal on [-1, 1]; sd 1, 2, 1 against 1, 1, 1 -> sqrt(1/3)
+    assert got.loc["PAC", "mean RMS to GP"] == pytest.approx(0.0)
+    assert got.loc["PAC", "sd RMS to GP"] == pytest.approx((1 / 3) ** 0.5)
+    # PAC vs FITC: means 0, 1, 2 against 0 -> sqrt(5/3); sd as above
+    assert got.loc["PAC", "mean RMS to FITC"] == pytest.approx((5 / 3) ** 0.5)
+    assert got.loc["FITC", "mean RMS to GP"] == pytest.approx((5 / 3) ** 0.5)
+    assert got.loc["FITC", "sd RMS to FITC"] == 0.0
+    assert "GP" not in got.index and len(fig.axes) == 2
