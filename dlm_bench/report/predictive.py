@@ -92,21 +92,19 @@ def _panels(df: pd.DataFrame, spec: PredictiveComparisonSpec) -> list[tuple[str,
     return out
 
 
-def predictive_distances(panels: list[tuple[str, dict, pd.DataFrame]], against: tuple[str, ...]) -> pd.DataFrame:
+def predictive_distances(panels: list[tuple[str, dict, pd.DataFrame]], references: dict[str, dict]) -> pd.DataFrame:
     """How far apart two predictive distributions are: root mean square, over the grid points inside the training
     inputs' range, of the difference of the means and of the noise-free standard deviations. Noise-free for every
     method, so that a PAC posterior (whose predictive has no noise, eq. 9) and a GP are compared on the same
-    quantity. One row per panel, two columns per reference in `against` (a panel label)."""
-    by_label = {label: p for label, p, _ in panels}
+    quantity. One row per panel, two columns per reference (label -> predictive.json contents)."""
     rows = []
     for label, p, runs in panels:
         x = np.array(p["x"])
         inside = (x >= min(p["X_train"])) & (x <= max(p["X_train"]))
         row = {"panel": label, "noise_var": p["noise"], "kl_over_n": float(runs["kl_over_n"].iloc[0])
                if "kl_over_n" in runs else float("nan")}
-        for ref in against:
-            q = by_label.get(ref)
-            if q is None or not np.allclose(q["x"], x):
+        for ref, q in references.items():
+            if not np.allclose(q["x"], x):
                 continue
             dm = np.array(p["mean"]) - np.array(q["mean"])
             ds = np.sqrt(np.array(p["var"])) - np.sqrt(np.array(q["var"]))
@@ -138,10 +136,9 @@ def make_predictive_comparison(df: pd.DataFrame, spec: PredictiveComparisonSpec)
     if spec.title:
         fig.suptitle(spec.title)
     fig.tight_layout()
-    against = (spec.overlay.label,) + tuple(spec.against)
-    overlay_panel = [(spec.overlay.label, overlay, apply_methods(ok, (spec.overlay,)))] if overlay else []
-    table = predictive_distances(panels + overlay_panel, against)
-    return fig, table[table["panel"] != spec.overlay.label]
+    references = {spec.overlay.label: overlay} if overlay is not None else {}
+    references.update({label: p for label, p, _ in panels if label in spec.against})
+    return fig, predictive_distances(panels, references)
 
 
 def write_predictive_comparison(df: pd.DataFrame, spec: PredictiveComparisonSpec, stem: Path) -> tuple[list, list]:
