@@ -149,8 +149,7 @@ class PacSGPBundle(ModelBundle):
             mean, var = self._free_marginals(L, A, kff, W)
             return self.objective(y, mean, var, kl_sparse(L, self.q_mean, Lb))
         t = self._collapsed(X, y)
-        Kuf = self.kernel(self.Z, X).to_dense()
-        mean, var = collapsed.predict(t, Kuf, self.kernel(X, diag=True))
+        mean, var = collapsed.predict_at_inputs(t)
         return self.objective(y, mean, var, kl_collapsed(t))
 
     def pac_kl(self):

@@ -88,6 +88,26 @@ def test_fitc_predictive_matches_dense_reference():
 
 
 @pytest.mark.parametrize("alpha", [1.0, 0.0])
+def test_predict_at_inputs_is_the_dense_predictive_at_the_training_points(alpha):
+    """The shortcut PAC-SGP's loss takes (A and lambda reused) against the dense FITC reference (alpha = 1)
+    and the Titsias q(u) projected through p(f|u) (alpha = 0), at the training inputs themselves."""
+    b, X, y, _ = make_bundle(8, alpha)
+    ls, os_, noise, jitter, Z = hypers(b)
+    if alpha == 1.0:
+        mu_ref, var_ref = ref.fitc_predict(X, y, X, Z, ls, os_, noise, jitter)
+    else:
+        m, S = ref.titsias_optimal_q(X, y, Z, ls, os_, noise, jitter)
+        mu_ref, var_ref, _ = ref.svgp_marginals(X, Z, m, S, ls, os_, jitter, whiten=False)
+    with torch.no_grad():
+        t = b.terms(b.X_train, b.y_train)
+        mu, var = collapsed.predict_at_inputs(t)
+    np.testing.assert_allclose(mu.numpy(), mu_ref, atol=1e-8)
+    np.testing.assert_allclose(var.numpy(), var_ref, atol=1e-8)
+    with pytest.raises(ValueError, match="keeps no A"):
+        collapsed.predict_at_inputs(b.blocked_terms(b.X_train, b.y_train))
+
+
+@pytest.mark.parametrize("alpha", [1.0, 0.0])
 def test_gradients_match_finite_differences(alpha):
     """Kernel hyperparameters, noise and Z (raw, unconstrained parameters)."""
     b, _, _, _ = make_bundle(7, alpha)

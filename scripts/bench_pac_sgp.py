@@ -1,0 +1,86 @@
+"""Benchmark: one kl-PAC-SGP loss-and-gradient evaluation (what L-BFGS calls about twice an iteration) at the
+PAC Table 2 size: pol-shaped synthetic data (N = 3000, D = 26), M = 500, SE-ARD, FITC q(u), float64, one
+thread unless --threads. Two ways to get q(f) at the training points, same model state, interleaved rounds:
+
+- `predict_at_inputs`: reuses L^{-1} Kuf and lambda from the collapsed terms (models/collapsed.py; what the
+  loss does since 2026-11-25);
+- `predict`: evaluates Kuf and diag Kff again and solves L^{-1} Kuf a second time (the loss before).
+
+Both give the same loss and gradient to rounding (checked here and by tests/unit/test_collapsed.py). Timed in
+process CPU time, median over rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import torch
+
+from dlm_bench.cli import compose_config
+from dlm_bench.models import collapsed
+from dlm_bench.models.builders import build_bundle
+from dlm_bench.pac.kl import kl_collapsed
+from dlm_bench.run.context import seed_everything
+from dlm_bench.task_defaults import resolve_task_defaults
+
+
+def make_bundle(n=3000, d=26, m=500, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(n, d, generator=g, dtype=torch.float64)
+    y = torch.sin(X[:, :3].sum(-1)) + 0.1 * torch.randn(n, generator=g, dtype=torch.float64)
+    cfg = compose_config(["experiment=pac_table2", "dataset=pol", "model.ard=true", f"model.num_inducing={m}",
+                          "method=kl_pac_sgp", f"seed={seed}", "trainer.progress=off"])
+    resolve_task_defaults(cfg)
+    seed_everything(seed)
+    return build_bundle(cfg, X, y).double(), X, y
+
+
+def loss_via_predict(bundle, X, y):
+    """The loss as it was: q(f) at the training points through `collapsed.predict` (Kuf evaluated again)."""
+    t = bundle._collapsed(X, y)
+    mean, var = collapsed.predict(t, bundle.kernel(bundle.Z, X).to_dense(), bundle.kernel(X, diag=True))
+    return bundle.objective(y, mean, var, kl_collapsed(t))
+
+
+def timed(fn, bundle, X, y, reps):
+    times, out = [], None
+    for _ in range(reps):
+        bundle.zero_grad()
+        t0 = time.process_time()
+        loss = fn(bundle, X, y)
+        loss.backward()
+        times.append(time.process_time() - t0)
+        out = (loss.item(), torch.cat([p.grad.flatten() for p in bundle.trainable_parameters()]))
+    return statistics.median(times), out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=3, help="evaluations per round")
+    ap.add_argument("--n", type=int, default=3000)
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    bundle, X, y = make_bundle(n=args.n)
+    bundle.train()
+    new_fn, old_fn = type(bundle).loss, loss_via_predict
+    timed(new_fn, bundle, X, y, 1)  # warm-up
+    new_t, old_t = [], []
+    for _ in range(args.rounds):
+        t, (new_loss, new_g) = timed(new_fn, bundle, X, y, args.reps)
+        new_t.append(t)
+        t, (old_loss, old_g) = timed(old_fn, bundle, X, y, args.reps)
+        old_t.append(t)
+    assert abs(new_loss - old_loss) <= 1e-12 * abs(old_loss), (new_loss, old_loss)
+    assert torch.allclose(new_g, old_g, rtol=1e-8, atol=1e-10 * old_g.abs().max().item())
+    new_s, old_s = statistics.median(new_t), statistics.median(old_t)
+    print(f"kl-PAC-SGP loss + gradient (N={args.n}, D=26, M=500, SE-ARD): {new_s * 1e3:.0f} ms with "
+          f"predict_at_inputs, {old_s * 1e3:.0f} ms through predict (CPU)")
+    return new_s / old_s, new_s
+
+
+if __name__ == "__main__":
+    main()
