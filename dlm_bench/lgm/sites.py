@@ -204,8 +204,12 @@ class OrdinalSite(QuadratureSite):
 
     def log_phi(self, y, f):
         a, b = self._ab(y, f)
-        # sigma(b) - sigma(a) = sigma(b) sigma(-a) (1 - exp(a - b)); infinite ends give log sigma = 0
-        return logsigmoid(b) + logsigmoid(-a) + torch.log(-torch.expm1(a - b))
+        # sigma(b) - sigma(a) = sigma(b) sigma(-a) (1 - exp(a - b)); infinite ends give log sigma = 0.
+        # a - b = s (theta_{k-1} - theta_k) does not depend on f: its term is computed once per y, not per node
+        k = y.long()
+        th = self.theta.to(f)
+        const = torch.log(-torch.expm1(self.slope * (th[k - 1] - th[k])))
+        return logsigmoid(b) + logsigmoid(-a) + const
 
     def dlog_phi(self, y, f):
         a, b = self._ab(y, f)
@@ -220,9 +224,12 @@ class OrdinalSite(QuadratureSite):
 
     def features(self, y):
         """The two thresholds bounding class y, each a transition of width 1/slope."""
-        a, b = self._ab(y, torch.zeros_like(y))
+        a, b = self._ab(y, torch.zeros_like(y))  # s theta_{k-1}, s theta_k (at f = 0)
         w = torch.full_like(y, 1.0 / self.slope)
-        return [(-a / self.slope, w), (-b / self.slope, w)]  # theta_{k-1}, theta_k (+-inf: ignored)
+        # theta_{k-1}, theta_k (+-inf: ignored). Until 2026-11-25 these were -theta: right only for a class whose
+        # thresholds are symmetric about 0; elsewhere the kinks were resolved by q's panels alone (errors up to
+        # 2e-4 at slope 50, tests/unit/test_lgm_core.py test_ordinal_site_batch_of_mixed_widths_vs_scipy)
+        return [(a / self.slope, w), (b / self.slope, w)]
 
     def params(self):
         return {"quadrature_nodes": self.num_nodes, "thresholds": [float(t) for t in self.theta[1:-1]],

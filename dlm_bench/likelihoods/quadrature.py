@@ -91,6 +91,32 @@ def _levels(reach: torch.Tensor, first: float) -> int:
     return int(min(60, max(2, math.ceil(math.log2(max(r, first) / first)) + 1)))
 
 
+def _feature_reach(centre, width, mu, sd, lo, hi):
+    """A feature family's (c, w, ok, reach) per point: invalid features (infinite centre, zero width) become
+    q's own (mu, sd); reach = how many widths the integration range [lo, hi] extends from c (1 when c is
+    far outside it: only the part of the range the family can reach matters for its levels)."""
+    c = torch.as_tensor(centre).detach().to(mu).expand_as(mu)
+    w = torch.as_tensor(width).detach().to(mu).expand_as(mu)
+    ok = torch.isfinite(c) & torch.isfinite(w) & (w > 0)
+    c, w = torch.where(ok, c, mu), torch.where(ok, w, sd)
+    reach = torch.maximum((hi - c).abs(), (c - lo).abs()) / w
+    reach = torch.where((c > lo - 4096 * (hi - lo)) & (c < hi + 4096 * (hi - lo)), reach, 1.0)
+    return c, w, ok, reach
+
+
+def _point_levels(mu, var, features: Features) -> torch.Tensor:
+    """The feature levels each point's own range needs (`_levels` per point, the largest over the families)."""
+    with torch.no_grad():
+        mu, var = _as64(mu.detach(), var.detach())
+        sd = var.clamp_min(1e-300).sqrt()
+        lo, hi = mu - RANGE_SD * sd, mu + RANGE_SD * sd
+        out = torch.full(mu.shape, 2, dtype=torch.long, device=mu.device)
+        for centre, width in features:
+            reach = torch.nan_to_num(_feature_reach(centre, width, mu, sd, lo, hi)[3], nan=1.0, posinf=1e18)
+            out = torch.maximum(out, (torch.log2(reach.clamp_min(0.5) / 0.5).ceil() + 1).clamp(2, 60).long())
+        return out
+
+
 def _as64(*ts):
     return tuple(t.to(torch.float64) if t.is_floating_point() else t.double() for t in ts)
 
@@ -196,14 +222,8 @@ class AdaptiveRule:
                 levels = _levels((hi - lo) / s.clamp_min(1e-300), 0.75)
                 parts.append(c.unsqueeze(-1) + s.unsqueeze(-1) * torch.as_tensor(_offsets("tilted", levels)).to(mu))
             for centre, width in features:
-                c = torch.as_tensor(centre).detach().to(mu).expand_as(mu)
-                w = torch.as_tensor(width).detach().to(mu).expand_as(mu)
-                ok = torch.isfinite(c) & torch.isfinite(w) & (w > 0)
-                c, w = torch.where(ok, c, mu), torch.where(ok, w, sd)
+                c, w, ok, reach = _feature_reach(centre, width, mu, sd, lo, hi)
                 min_w = torch.minimum(min_w, torch.where(ok, w, min_w))
-                # only the part of the range the family can reach matters for its levels
-                reach = torch.maximum((hi - c).abs(), (c - lo).abs()) / w
-                reach = torch.where((c > lo - 4096 * (hi - lo)) & (c < hi + 4096 * (hi - lo)), reach, 1.0)
                 levels = _levels(reach, 0.5)
                 parts.append(c.unsqueeze(-1) + w.unsqueeze(-1) * torch.as_tensor(_offsets("feature", levels)).to(mu))
             bps = torch.cat(parts, -1)
@@ -480,7 +500,31 @@ def expected_log_prob_and_derivatives(log_lik: LogLik, y, mu, var, features: Fea
                                       derivs: Derivs | None = None):
     """(E, dE/dmu, dE/dvar) of E = E_N(f|mu,var)[log p(y|f)]: the rule applied to the exact derivatives of
     the integrand, N (f - mu)/var and N ((f - mu)^2/var^2 - 1/var)/2 (the LGM sites). E stays differentiable
-    (autograd gives the same derivatives); dE/dmu and dE/dvar are returned without gradient."""
+    (autograd gives the same derivatives); dE/dmu and dE/dvar are returned without gradient.
+
+    Points are integrated in groups of equal feature levels (`_point_levels`): a batch's levels are set by
+    its widest point, and a few points with a large var / width^2 would otherwise give every point panels
+    that clip to zero width (measured on an ordinal batch of the SGGPM stock runs, slope 50, var / width^2
+    from 30 to 4e4: 576 nodes a point, a median of 368 with non-zero weight; grouped, 1.5x faster). Each
+    point's panels with non-zero width are the same either way, so the result is too, to rounding."""
+    y, mu, var, dtype = _prepare(y, mu, var)
+    if features and y.dim() == 1 and y.numel() > 1:
+        levels = _point_levels(mu, var, features)
+        present = torch.unique(levels)
+        if present.numel() > 1:
+            pick = _picker(mu.shape, slice(None))
+            feats = [(pick(c), pick(w)) for c, w in features]
+            out = [torch.empty(mu.shape, dtype=dtype, device=mu.device) for _ in range(3)]
+            for L in present.tolist():
+                idx = (levels == L).nonzero().squeeze(-1)
+                part = _expected_log_prob_and_derivatives(log_lik, y[idx], mu[idx], var[idx],
+                                                          [(c[idx], w[idx]) for c, w in feats], derivs)
+                out = [o.index_put((idx,), p) for o, p in zip(out, part)]
+            return tuple(out)
+    return _expected_log_prob_and_derivatives(log_lik, y, mu, var, features, derivs)
+
+
+def _expected_log_prob_and_derivatives(log_lik, y, mu, var, features, derivs):
     y, mu, var, dtype = _prepare(y, mu, var)
     rule = AdaptiveRule(y, mu, var, features)
     mu64, var64 = _as64(mu, var)

@@ -96,6 +96,51 @@ def test_quadrature_sites_vs_1000_node_reference(name, m, v):
     np.testing.assert_allclose([E, rho, lam], _gauss_ref(logp_y(y), m, v), rtol=tol, atol=1e-9)
 
 
+def _ordinal_scipy_ref(theta, slope, y, m, v):
+    """E, rho, lam of the cumulative-logit site by scipy's adaptive quad, split at class y's thresholds."""
+    from scipy.integrate import quad
+    from scipy.special import expit, log_expit
+
+    lo, hi = ([-np.inf] + theta)[y - 1], (theta + [np.inf])[y - 1]
+    const = math.log(-math.expm1(slope * (lo - hi))) if np.isfinite(lo) and np.isfinite(hi) else 0.0
+
+    def logp(f):
+        return log_expit(slope * (hi - f)) + log_expit(slope * (f - lo)) + const
+    f0 = min(max(0.1, lo + 0.01), hi - 0.01)  # inside the class, where the difference does not round to 0
+    assert logp(f0) == pytest.approx(math.log(expit(slope * (hi - f0)) - expit(slope * (lo - f0))), rel=1e-9)
+    s = math.sqrt(v)
+    cuts = sorted({m - 14 * s, m + 14 * s, *[t for t in (lo, hi) if m - 14 * s < t < m + 14 * s]})
+    pdf = lambda f: math.exp(-0.5 * (f - m) ** 2 / v) / math.sqrt(2 * math.pi * v)  # noqa: E731
+    out = []
+    for weight in (lambda f: 1.0, lambda f: (f - m) / v, lambda f: ((f - m) ** 2 / v - 1) / v):
+        h = lambda f: logp(f) * weight(f) * pdf(f)  # noqa: E731
+        out.append(sum(quad(h, a, b, epsabs=1e-12, epsrel=1e-11, limit=500)[0] for a, b in zip(cuts[:-1], cuts[1:])))
+    return out  # E, rho = dE/dm, lam = 2 dE/dv = E[((f-m)^2/v - 1)/v log p]
+
+
+@pytest.mark.filterwarnings("ignore::scipy.integrate.IntegrationWarning")  # the reference's roundoff notice at 1e-12
+def test_ordinal_site_batch_of_mixed_widths_vs_scipy():
+    """Slope 50 (SGGPM's ordinal init, thresholds 1/50 wide) and var / width^2 from 1e-2 to 1e5 in one batch:
+    the points fall into several groups of feature levels (quadrature.expected_log_prob_and_derivatives) and
+    each must match scipy's adaptive quad, and the point computed on its own."""
+    from dlm_bench.likelihoods import quadrature as quad
+
+    theta, slope = [-1.0, -1 / 3, 1 / 3, 1.0], 50.0
+    site = make_site("ordinal", thresholds=theta, slope=slope)
+    y = torch.tensor([1, 2, 3, 5, 4, 3, 2, 1, 5, 3], dtype=DT)
+    m = torch.tensor([-1.3, -0.6, 0.0, 1.4, 0.7, 0.2, -2.5, 0.5, 0.98, -0.34], dtype=DT)
+    v = torch.tensor([1e-2, 1.0, 30.0, 300.0, 3e3, 4e4, 1e5, 5.0, 1e-1, 2e2], dtype=DT) / slope**2
+    assert len(torch.unique(quad._point_levels(m, v, site.features(y)))) >= 4
+    E, rho, lam = site.site_expectations(y, m, v)
+    for j in range(len(y)):
+        ref = _ordinal_scipy_ref(theta, slope, int(y[j]), float(m[j]), float(v[j]))
+        np.testing.assert_allclose([E[j].item(), rho[j].item(), lam[j].item()], ref, rtol=1e-7,
+                                   atol=1e-7 * (1 + abs(ref[1]) + abs(ref[2])))
+        one = site.site_expectations(y[j:j + 1], m[j:j + 1], v[j:j + 1])
+        for a, b in zip((E, rho, lam), one):
+            assert a[j].item() == pytest.approx(b.item(), rel=1e-12, abs=1e-12)
+
+
 # -- problems -------------------------------------------------------------------------------------------
 def _data(lik, N, D, seed=0):
     g = torch.Generator().manual_seed(seed)
