@@ -15,12 +15,12 @@ from __future__ import annotations
 import abc
 import math
 
-import numpy as np
 import torch
 from torch import nn
 
 from ..errors import ConfigError
 from ..likelihoods import LogisticLikelihood, PoissonExpLikelihood
+from ..likelihoods import quadrature as quad
 from ..likelihoods.gaussian import gaussian_expected_log_prob, gaussian_log_marginal
 
 LOG_2PI = math.log(2 * math.pi)
@@ -116,14 +116,13 @@ class WarpedGaussian(SavigpLikelihood):
         v = var[..., 0] + self.sigma2
         return self.log_dt(y) - 0.5 * (LOG_2PI + v.log() + (self.t(y) - b[..., 0]) ** 2 / v)
 
-    def predict_mean(self, b, var, n_gh: int = 60):
-        """E[y*] = E[t^{-1}(z)], z ~ N(b, var + sigma^2), by Gauss-Hermite."""
-        nodes, weights = np.polynomial.hermite_e.hermegauss(n_gh)
-        x = torch.as_tensor(nodes, dtype=b.dtype)
-        w = torch.as_tensor(weights / weights.sum(), dtype=b.dtype)
-        sd = (var[..., 0] + self.sigma2).sqrt()
-        z = b[..., 0].unsqueeze(-1) + sd.unsqueeze(-1) * x
-        return (self.t_inverse(z) * w).sum(-1)
+    def predict_mean(self, b, var):
+        """E[y*] = E[t^{-1}(z)], z ~ N(b, var + sigma^2), by the likelihood layer's adaptive rule with a feature at
+        each warp step: t^{-1} bends at z = t(-c_i) over about a_i + 1/b_i. (60-node Gauss-Hermite, used until
+        2026-11-25, was off by 1e-3 at abalone's var = 4: the steps are about 0.2 wide in z.)"""
+        centres = self.t(-self.c)
+        features = [(centres[i], self.a[i].abs() + 1 / self.b[i]) for i in range(self.c.numel())]
+        return quad.expectation(self.t_inverse, b[..., 0], var[..., 0] + self.sigma2.detach(), features)
 
 
 class Softmax(SavigpLikelihood):
