@@ -141,6 +141,40 @@ def test_ordinal_site_batch_of_mixed_widths_vs_scipy():
             assert a[j].item() == pytest.approx(b.item(), rel=1e-12, abs=1e-12)
 
 
+@pytest.mark.filterwarnings("ignore::scipy.integrate.IntegrationWarning")  # the reference's roundoff notice
+@pytest.mark.parametrize("name", ["ordinal", "logistic"])
+def test_site_derivatives_at_tiny_variance_vs_stein_reference(name):
+    """rho = E[g'] and lam = E[g''] (Stein's identity) by scipy's quad, at var / width^2 from 1e-10 to 1e-2 (below
+    quadrature.STEIN_RATIO the site takes Stein's form; the score form's cancellation was off by 4x at 1e-10)."""
+    from scipy.integrate import quad
+    from scipy.special import expit
+
+    theta, slope = [-1.0, -1 / 3, 1 / 3, 1.0], 50.0
+    site = make_site("ordinal", thresholds=theta, slope=slope) if name == "ordinal" else make_site("logistic")
+    cases = [(4.0, 0.7), (2.0, -0.5), (4.0, 0.34), (1.0, -1.02)] if name == "ordinal" else [(1.0, 0.3), (-1.0, 8.0)]
+    width = 1 / slope if name == "ordinal" else 1.0
+
+    def g_h(y, f):
+        if name == "logistic":
+            p = expit(y * f)
+            return y * (1 - p), -p * (1 - p)
+        lo, hi = ([-np.inf] + theta)[int(y) - 1], (theta + [np.inf])[int(y) - 1]
+        a, b = slope * (lo - f), slope * (hi - f)
+        return (slope * (expit(a) + expit(b) - 1),
+                -slope**2 * (expit(a) * expit(-a) + expit(b) * expit(-b)))
+
+    for ratio in (1e-10, 1e-8, 1e-6, 1e-4, 1e-2):
+        for y, m in cases:
+            v = ratio * width**2
+            s = math.sqrt(v)
+            pdf = lambda f: math.exp(-0.5 * (f - m) ** 2 / v) / math.sqrt(2 * math.pi * v)  # noqa: E731
+            ref = [quad(lambda f: g_h(y, f)[k] * pdf(f), m - 14 * s, m + 14 * s, epsabs=0, epsrel=1e-12,
+                        limit=400)[0] for k in (0, 1)]
+            _, rho, lam = site.site_expectations(torch.tensor([y], dtype=DT), torch.tensor([m], dtype=DT),
+                                                 torch.tensor([v], dtype=DT))
+            np.testing.assert_allclose([rho.item(), lam.item()], ref, rtol=1e-8, atol=1e-9 * (1 + abs(ref[1])))
+
+
 # -- problems -------------------------------------------------------------------------------------------
 def _data(lik, N, D, seed=0):
     g = torch.Generator().manual_seed(seed)
