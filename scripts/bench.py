@@ -18,6 +18,7 @@ import torch  # noqa: E402
 
 import bench_batched  # noqa: E402
 import bench_fixed  # noqa: E402
+import bench_ordinal_site  # noqa: E402
 import bench_pac_sgp  # noqa: E402
 import bench_student_t  # noqa: E402
 import bench_savigp  # noqa: E402
@@ -61,6 +62,8 @@ def main():
     savigp_ms, savigp_fwd, savigp_total, (sn, sm, ss) = bench_savigp.main(["--rounds", "3" if q else "5"])
     print("== kl-PAC-SGP loss + gradient (PAC Table 2 size: N=3000, M=500, SE-ARD)", flush=True)
     pac_ratio, pac_s = bench_pac_sgp.main(["--rounds", "2" if q else "5"])
+    print("== ordinal site expectations (SGGPM stock-shaped batch, 856 points)", flush=True)
+    ord_ratio, ord_ms = bench_ordinal_site.main(["--calls", "5" if q else "15"])
     print("== thread count", flush=True)
     thread_ratio, cores = bench_threads.main(["--repeats", "2" if q else "3"])
     torch.set_num_threads(args.threads)
@@ -92,6 +95,8 @@ def main():
           f"{savigp_total / savigp_ms['value+grad'] / 1e6:.2f} GFLOP/s)   (no target)")
     print(f"kl-PAC-SGP step, q(f) reusing Kuf / evaluating it again (N=3000, M=500)  {pac_ratio:6.2f}   "
           f"({pac_s * 1e3:.0f} ms; no target, < 1: predict_at_inputs' gain)")
+    print(f"ordinal site, split by feature levels / whole batch (856 points)  {ord_ratio:6.2f}   ({ord_ms:.1f} ms; "
+          f"no target, < 1: the split's gain)")
     print(f"1-thread / {cores}-thread wall, default run           {thread_ratio:6.2f}   (< 1: one thread is faster; "
           f"dlm_bench/threads.py picks 1 here)")
 

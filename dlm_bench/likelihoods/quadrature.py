@@ -508,26 +508,53 @@ def expected_log_prob_and_derivatives(log_lik: LogLik, y, mu, var, features: Fea
     the integrand, N (f - mu)/var and N ((f - mu)^2/var^2 - 1/var)/2 (the LGM sites). E stays differentiable
     (autograd gives the same derivatives); dE/dmu and dE/dvar are returned without gradient.
 
-    Points are integrated in groups of equal feature levels (`_point_levels`): a batch's levels are set by
-    its widest point, and a few points with a large var / width^2 would otherwise give every point panels
-    that clip to zero width (measured on an ordinal batch of the SGGPM stock runs, slope 50, var / width^2
-    from 30 to 4e4: 576 nodes a point, a median of 368 with non-zero weight; grouped, 1.5x faster). Each
-    point's panels with non-zero width are the same either way, so the result is too, to rounding."""
+    Points are integrated in groups by feature levels (`_point_levels`, `_level_groups`): a batch's levels are set
+    by its widest point, and a few points with a large var / width^2 would otherwise give every point panels that
+    clip to zero width (measured on an ordinal batch shaped like the SGGPM stock runs', 856 points, slope 50,
+    var / width^2 from 30 to 4e4: 576 nodes a point, a median of 368 with non-zero weight). A group costs a fixed
+    overhead too, so small batches stay whole. Each point's panels with non-zero width are the same either way,
+    so the result is too, to rounding."""
     y, mu, var, dtype = _prepare(y, mu, var)
-    if features and y.dim() == 1 and y.numel() > 1:
-        levels = _point_levels(mu, var, features)
-        present = torch.unique(levels)
-        if present.numel() > 1:
+    if features and y.dim() == 1 and y.numel() >= 512:  # below, the grouping costs more than it saves (measured)
+        groups = _level_groups(_point_levels(mu, var, features), len(features))
+        if len(groups) > 1:
             pick = _picker(mu.shape, slice(None))
             feats = [(pick(c), pick(w)) for c, w in features]
             out = [torch.empty(mu.shape, dtype=dtype, device=mu.device) for _ in range(3)]
-            for L in present.tolist():
-                idx = (levels == L).nonzero().squeeze(-1)
+            for idx in groups:
                 part = _expected_log_prob_and_derivatives(log_lik, y[idx], mu[idx], var[idx],
                                                           [(c[idx], w[idx]) for c, w in feats], derivs)
                 out = [o.index_put((idx,), p) for o, p in zip(out, part)]
             return tuple(out)
     return _expected_log_prob_and_derivatives(log_lik, y, mu, var, features, derivs)
+
+
+# The fixed cost of one more group, in node evaluations: ~0.7 ms a call against ~0.045 us a node (one thread,
+# the ordinal site; measured 2026-11-25, docs/performance.md "Ordinal site expectations")
+GROUP_OVERHEAD_NODES = 20000
+
+
+def _level_groups(levels: torch.Tensor, num_features: int) -> list[torch.Tensor]:
+    """Index sets that partition the points by contiguous ranges of their levels, chosen to minimise the nodes
+    evaluated plus GROUP_OVERHEAD_NODES a group (a dynamic programme over the distinct levels, at most 60)."""
+    vals, counts = torch.unique(levels, return_counts=True)
+    vals, counts = vals.tolist(), counts.tolist()
+    k = len(vals)
+
+    def nodes(level):  # per point: q's panels plus each feature family's 2 * level + 1 breakpoints
+        return PANEL_NODES * (2 * len(Q_OFFSETS) + 2 + num_features * (2 * level + 1))
+
+    best, cut = [0.0] + [math.inf] * k, [0] * (k + 1)
+    for j in range(1, k + 1):
+        for i in range(j):
+            cost = best[i] + sum(counts[i:j]) * nodes(vals[j - 1]) + GROUP_OVERHEAD_NODES
+            if cost < best[j]:
+                best[j], cut[j] = cost, i
+    bounds, j = [], k
+    while j > 0:
+        bounds.append((vals[cut[j]], vals[j - 1]))
+        j = cut[j]
+    return [((levels >= lo) & (levels <= hi)).nonzero().squeeze(-1) for lo, hi in reversed(bounds)]
 
 
 def _weighted_sum(w, vals):

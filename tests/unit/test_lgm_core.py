@@ -141,6 +141,30 @@ def test_ordinal_site_batch_of_mixed_widths_vs_scipy():
             assert a[j].item() == pytest.approx(b.item(), rel=1e-12, abs=1e-12)
 
 
+def test_large_ordinal_batch_in_level_groups_equals_one_batch():
+    """A batch large enough to be split by feature levels (quadrature._level_groups) gives what the whole batch in
+    one rule gives, and the groups partition the points by contiguous level ranges."""
+    from dlm_bench.likelihoods import quadrature as quad
+
+    site = make_site("ordinal", thresholds=[-1.0, -1 / 3, 1 / 3, 1.0], slope=50.0)
+    g = torch.Generator().manual_seed(0)
+    n = 800
+    y = torch.randint(1, 6, (n,), generator=g).to(DT)
+    m = torch.randn(n, generator=g, dtype=DT)
+    v = torch.exp(torch.randn(n, generator=g, dtype=DT) * 1.5 + math.log(273.0)) / 50.0**2
+    v[:8] = 36633.0 / 50.0**2
+    levels = quad._point_levels(m, v, site.features(y))
+    groups = quad._level_groups(levels, 2)
+    assert len(groups) > 1
+    assert sorted(torch.cat(groups).tolist()) == list(range(n))
+    spans = [(int(levels[i].min()), int(levels[i].max())) for i in groups]
+    assert all(a[1] < b[0] for a, b in zip(spans, spans[1:]))
+    grouped = quad.expected_log_prob_and_derivatives(site.log_phi, y, m, v, site.features(y), site.derivs)
+    whole = quad._expected_log_prob_and_derivatives(site.log_phi, y, m, v, site.features(y), site.derivs)
+    for a, b in zip(grouped, whole):
+        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.filterwarnings("ignore::scipy.integrate.IntegrationWarning")  # the reference's roundoff notice
 @pytest.mark.parametrize("name", ["ordinal", "logistic"])
 def test_site_derivatives_at_tiny_variance_vs_stein_reference(name):
