@@ -311,7 +311,8 @@ ROWS: tuple[Row, ...] = (
       ours=(num("M=56 MZE FP-sparse", "sggpm_fig2_stock/tables.md", "M=56", heading="stock: MZE", method="FP-sparse"),
             num("grad-sparse", "sggpm_fig2_stock/tables.md", "M=56", heading="stock: MZE", method="grad-sparse"),
             num("grad-SoD", "sggpm_fig2_stock/tables.md", "M=56", heading="stock: MZE", method="grad-SoD")),
-      note="sparse below every SoD method at every size (>= 5.2 SE); dual has no ordinal version", figures=("Fig. 2",)),
+      note="sparse below every SoD method at every size (>= 5.3 SE); dual has no ordinal version; re-run 2026-11-25 "
+           "after the ordinal quadrature fixes (MZE moved <= 0.012, readings unchanged)", figures=("Fig. 2",)),
     R("sggpm", "Fig. 2, abalone", "MFE vs active-set size (count), 7 methods, 10 folds", PAPER, ("sggpm_fig2",),
       ("sggpm_fig2_abalone",), paper_value="sparse methods equal and better than SoD",
       ours=(num("M=172 FP-sparse MFE", "sggpm_fig2_abalone/tables.md", "M=172", heading="abalone: MFE",
@@ -337,7 +338,7 @@ ROWS: tuple[Row, ...] = (
             num("grad-sparse", "sggpm_fig2_ucsdpeds1l/tables.md", "M=167", heading="ucsdpeds1l: CPU s",
                 method="grad-sparse")),
       note="ucsdpeds1l, abalone, stock and bank (4 of 5 methods) at paper size; count: FP-sparse fastest (shown); "
-           "ordinal: FP-SoD slower than grad-SoD (shown), but FP-sparse 2.5-6.2x faster than grad-sparse on stock, "
+           "ordinal: FP-SoD slower than grad-SoD (shown), but FP-sparse 2.4-6.6x faster than grad-sparse on stock, "
            "where the paper has them close", figures=("Fig. 3",)),
     R("sggpm", "Fig. 4, ucsdpeds1l", "hyperparameters learned, count: MFE / MNLPD and CPU time, 7 methods, 10 folds",
       PAPER, ("sggpm_fig4",), ("sggpm_fig4_ucsdpeds1l", "sggpm_fig4_ucsdpeds1l_published", "sggpm_fig4_smoke"),
@@ -361,7 +362,8 @@ ROWS: tuple[Row, ...] = (
             num("grad-sparse", "sggpm_fig4_stock/tables.md", "M=56", heading="stock: MZE", method="grad-sparse"),
             num("grad-SoD", "sggpm_fig4_stock/tables.md", "M=56", heading="stock: MZE", method="grad-SoD")),
       note="FP-sparse = grad-sparse at every size and 1.7-4.7x faster; sparse below SoD (>= 4.3 SE); FP-SoD does not "
-           "converge with learning at M <= 36 (a departure)", figures=("Fig. 4",)),
+           "converge with learning at M <= 36 (a departure). Run before the 2026-11-25 ordinal quadrature fixes (on "
+           "Fig. 2 they moved MZE by <= 0.012); not re-run", figures=("Fig. 4",)),
     R("sggpm", "Fig. 4, usps35", "hyperparameters learned, binary", NOT_RUN, ("sggpm_fig4",), reason=DOWNLOAD,
       note="usps35 needs a download", figures=("Fig. 4",)),
     R("sggpm", "Supplement, further data sets", "bikehour, yeast, movielens learning curves", NOT_RUN, reason=NOT_BUILT,
