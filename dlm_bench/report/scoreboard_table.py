@@ -330,9 +330,9 @@ ROWS: tuple[Row, ...] = (
       reason=PENDING, paper_value="sparse grad and FP improve over SoD; FP slower than grad for SoD",
       ours=(num("M=249 MZE FP-sparse", "sggpm_fig2_bank/tables.md", "M=249", heading="bank: MZE", method="FP-sparse"),
             num("FP-SoD", "sggpm_fig2_bank/tables.md", "M=249", heading="bank: MZE", method="FP-SoD")),
-      note="4 of the 5 applicable methods at paper size (5 sizes x 10 folds; dual has no ordinal version); FP-sparse "
-           "below every SoD method at every size (>= 3.9 SE), FP-SoD 1.2-17x slower than grad-SoD (shown). grad-sparse "
-           "not run: ~5-8 CPU hours (extrapolated from stock)",
+      note="4 of the 5 applicable methods at paper size (5 sizes x 10 folds; dual has no ordinal version), re-run "
+           "2026-11-25 after the ordinal quadrature fixes; FP-sparse below every SoD method at every size (>= 4.1 SE), "
+           "FP-SoD 1.4-16x slower than grad-SoD (shown). grad-sparse not run: ~5-8 CPU hours (extrapolated from stock)",
       figures=("Fig. 2",)),
     R("sggpm", "Fig. 2, usps35 and musk", "MZE vs active-set size (binary)", NOT_RUN, ("sggpm_fig2",), reason=DOWNLOAD,
       paper_value="sparse grad and FP best, dual fails", figures=("Fig. 2",)),
