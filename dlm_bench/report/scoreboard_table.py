@@ -115,7 +115,8 @@ ROWS: tuple[Row, ...] = (
                 dataset="ringnorm", train_size=200, series="DLM"),
             num("ELBO", "dlm_classification/dlm_classification_selected.md", "test_nll",
                 dataset="ringnorm", train_size=200, series="ELBO (beta=1)")),
-      note="3 of 5 seeds; joint DLM level with beta-ELBO and below ELBO at n <= 500, all level from n = 1000",
+      note="4 of 5 seeds; joint DLM level with beta-ELBO and below ELBO at n = 200 (4.3 SE) and n = 500 (1.5 SE), all level "
+           "from n = 1000",
       figures=("Fig. 1",)),
     R("dlm", "Fig. 1(e)", "peds1, test NLL vs training size (Poisson, bMC-10)", NOT_RUN, ("dlm_count",),
       ("dlm_count",), reason=DOWNLOAD,
@@ -175,7 +176,7 @@ ROWS: tuple[Row, ...] = (
                 dataset="twonorm", train_size=2000, series="fixed-DLM"),
             num("ELBO", "dlm_classification/dlm_classification_selected.md", "test_nll",
                 dataset="twonorm", train_size=2000, series="ELBO (beta=1)")),
-      note="all 4 data sets at paper size (banana, twonorm 5 seeds; ringnorm, thyroid 3): small differences on banana "
+      note="all 4 data sets at paper size (banana, twonorm 5 seeds; ringnorm 4; thyroid 3): small differences on banana "
            "and twonorm (shown); on thyroid both DLM variants beat both SVGP lines by 5-10 combined SE from n = 500 "
            "(not small differences); ringnorm: joint DLM and beta-ELBO gain at n = 200 only",
       figures=("Fig. 3", "Fig. 4")),
