@@ -505,8 +505,9 @@ def expectation(fn: Callable[[torch.Tensor], torch.Tensor], mu, var, features: F
 def expected_log_prob_and_derivatives(log_lik: LogLik, y, mu, var, features: Features = (),
                                       derivs: Derivs | None = None):
     """(E, dE/dmu, dE/dvar) of E = E_N(f|mu,var)[log p(y|f)]: the rule applied to the exact derivatives of
-    the integrand, N (f - mu)/var and N ((f - mu)^2/var^2 - 1/var)/2 (the LGM sites). E stays differentiable
-    (autograd gives the same derivatives); dE/dmu and dE/dvar are returned without gradient.
+    the integrand, N (f - mu)/var and N ((f - mu)^2/var^2 - 1/var)/2 (the LGM sites); below var / width^2 =
+    STEIN_RATIO, to Stein's form E[d log p/df], E[d^2 log p/df^2]/2 instead. E stays differentiable (autograd gives
+    the score form's derivatives); dE/dmu and dE/dvar are returned without gradient.
 
     Points are integrated in groups by feature levels (`_point_levels`, `_level_groups`): a batch's levels are set
     by its widest point, and a few points with a large var / width^2 would otherwise give every point panels that
