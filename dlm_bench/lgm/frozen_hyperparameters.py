@@ -13,7 +13,7 @@ import scipy.optimize
 import torch
 
 from .model import rbf
-from .sites import QuadratureSite, Site
+from .sites import Site
 
 REAL = ("gaussian", "laplace", "student_t")
 
@@ -40,18 +40,6 @@ def exact_gp_hyperparameters(X, y) -> dict:
             "hyper_nll": float(res.fun)}
 
 
-def point_terms(site: Site, y, f):
-    """log p(y|f), d/df and d^2/df^2 at f, what the Laplace approximation needs. Quadrature sites give them
-    directly (log_phi, derivs); closed-form sites (Poisson) through their expectations at a vanishing variance,
-    exact in the limit. Until 2026-11-25 every site went the second way, but a quadrature site's d/dv at v = 1e-10
-    is a cancellation of terms of size |log p| / v (logistic: d^2 off by up to 57; the hyperparameters Nelder-Mead
-    then chose were far from the Laplace optimum)."""
-    if isinstance(site, QuadratureSite):
-        g, h = site.derivs(y, f)
-        return site.log_phi(y, f), g, h
-    return site.site_expectations(y, f, torch.full_like(f, 1e-10))
-
-
 def laplace_log_marginal(X, y, site: Site, ell, sf2, iters=100):
     """GPML Algorithm 3.1 (stable B = I + W^1/2 K W^1/2 form), W = -d^2 log p(y|f) at the mode."""
     N = X.shape[0]
@@ -59,20 +47,20 @@ def laplace_log_marginal(X, y, site: Site, ell, sf2, iters=100):
     f = torch.zeros(N, dtype=X.dtype)
     obj_old = -math.inf
     for _ in range(iters):
-        _, g1, lam = point_terms(site, y, f)
+        _, g1, lam = site.point_terms(y, f)
         W = (-lam).clamp_min(1e-12)
         sW = torch.sqrt(W)
         L = torch.linalg.cholesky(torch.eye(N, dtype=X.dtype) + sW[:, None] * K * sW[None, :])
         b = W * f + g1
         a = b - sW * torch.cholesky_solve((sW * (K @ b))[:, None], L)[:, 0]
         f_new = K @ a
-        E = point_terms(site, y, f_new)[0].sum()
+        E = site.point_terms(y, f_new)[0].sum()
         obj = float(-0.5 * a @ f_new + E)
         f = f_new
         if abs(obj - obj_old) < 1e-10:
             break
         obj_old = obj
-    _, g1, lam = point_terms(site, y, f)
+    _, g1, lam = site.point_terms(y, f)
     sW = torch.sqrt((-lam).clamp_min(1e-12))
     L = torch.linalg.cholesky(torch.eye(N, dtype=X.dtype) + sW[:, None] * K * sW[None, :])
     return obj - float(torch.log(L.diagonal()).sum())
