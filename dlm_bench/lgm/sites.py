@@ -71,6 +71,10 @@ class PoissonSite(Site):
         E, dm, dv = PoissonExpLikelihood().exact_expected_log_prob_and_derivatives(y, m, v)
         return E, dm, 2 * dv
 
+    def log_predictive(self, y, mu, var):
+        """log int Poisson(y | e^f) N(f|mu, var) df: the likelihood layer's rule for the same likelihood."""
+        return PoissonExpLikelihood().double().quadrature_log_marginal(y, mu, var)
+
 
 class LaplaceSite(Site):
     """p(y|f) = exp(-|y - f| / b) / (2 b); closed forms of spec 1.6 (util/exp_log_laplace.m)."""
@@ -118,6 +122,11 @@ class QuadratureSite(Site):
     def site_expectations(self, y, m, v):
         E, dm, dv = quad.expected_log_prob_and_derivatives(self.log_phi, y, m, v, self.features(y), self.derivs)
         return E, dm, 2 * dv
+
+    def log_predictive(self, y, mu, var):
+        """log int phi(y|f) N(f|mu, var) df (SGGPM's p(y | x)): the one adaptive rule, with this site's features."""
+        return quad.log_marginal(self.log_phi, y, mu, var, self.features(y), self.derivs,
+                                 laplace_hermite=self.log_concave)
 
     def point_terms(self, y, f):
         """log phi and its derivatives at f directly. (Until 2026-11-25 the Laplace approximation took them from the

@@ -1,4 +1,5 @@
-"""SGGPM predictive probabilities p(y | x) = int p(y | f) N(f | mu, s2) df (sggpm/metrics.py) against scipy's
+"""SGGPM predictive probabilities p(y | x) = int p(y | f) N(f | mu, s2) df (lgm/sites.py `log_predictive`, used by
+sggpm/metrics.py) against scipy's
 adaptive quad split at the likelihood's kinks: the ordinal site at upstream's slope 50 (steps 1/50 wide) and the
 logistic site, predictive sd from 0.05 to 3. Gauss-Hermite-64, used before, is off by up to 0.1 here."""
 
@@ -12,7 +13,7 @@ from scipy.special import expit
 from scipy.stats import norm
 
 from dlm_bench.lgm.sites import make_site
-from dlm_bench.sggpm.metrics import log_predictive, metrics
+from dlm_bench.sggpm.metrics import metrics
 
 THETA = [-1.0, -1 / 3, 1 / 3, 1.0]
 
@@ -32,13 +33,13 @@ def test_ordinal_predictive_probabilities_vs_scipy():
     site = make_site("ordinal", thresholds=THETA, slope=50.0)
     mu, sd = _cases(0)
     y = np.random.default_rng(1).integers(1, 6, mu.size)
-    got = log_predictive(site, torch.tensor(y, dtype=torch.float64), torch.tensor(mu), torch.tensor(sd**2)).exp()
+    got = site.log_predictive(torch.tensor(y, dtype=torch.float64), torch.tensor(mu), torch.tensor(sd**2)).exp()
     for j in range(mu.size):
         lo, hi = ([-np.inf] + THETA)[y[j] - 1], (THETA + [np.inf])[y[j] - 1]
         want = _ref(lambda f: expit(50 * (hi - f)) - expit(50 * (lo - f)), mu[j], sd[j], (lo, hi))
         assert got[j].item() == pytest.approx(want, abs=1e-9), (j, mu[j], sd[j], y[j])
     # the class probabilities sum to 1, and the mode is the class of largest p(y | x)
-    lps = torch.stack([log_predictive(site, torch.full((mu.size,), float(k), dtype=torch.float64),
+    lps = torch.stack([site.log_predictive(torch.full((mu.size,), float(k), dtype=torch.float64),
                                       torch.tensor(mu), torch.tensor(sd**2)) for k in range(1, 6)], 1)
     np.testing.assert_allclose(lps.exp().sum(1).numpy(), 1.0, atol=1e-9)
     out = metrics(site, "ordinal", torch.tensor(y, dtype=torch.float64), torch.tensor(mu), torch.tensor(sd**2))
@@ -49,7 +50,7 @@ def test_logistic_predictive_probabilities_vs_scipy():
     site = make_site("logistic")
     mu, sd = _cases(2)
     y = np.where(np.random.default_rng(3).random(mu.size) < 0.5, -1.0, 1.0)
-    got = log_predictive(site, torch.tensor(y), torch.tensor(mu), torch.tensor(sd**2)).exp()
+    got = site.log_predictive(torch.tensor(y), torch.tensor(mu), torch.tensor(sd**2)).exp()
     for j in range(mu.size):
         want = _ref(lambda f: expit(y[j] * f), mu[j], sd[j], ())
         assert got[j].item() == pytest.approx(want, abs=1e-9)
@@ -65,7 +66,7 @@ def test_poisson_predictive_probabilities_vs_scipy():
     mu, sd = rng.normal(1.5, 1.0, 30), np.exp(rng.uniform(math.log(0.05), math.log(3.0), 30))
     y = np.concatenate([rng.poisson(np.exp(mu[:24])), [15.0, 40.0, 150.0, 0.0, 1.0, 150.0]])
     mu[24], sd[24], sd[26], mu[26] = 2.741, 2.437, 0.05, 2.0
-    got = log_predictive(site, torch.tensor(y, dtype=torch.float64), torch.tensor(mu), torch.tensor(sd**2))
+    got = site.log_predictive(torch.tensor(y, dtype=torch.float64), torch.tensor(mu), torch.tensor(sd**2))
     for j in range(mu.size):
         def logp(f, yy=y[j]):
             return yy * f - np.exp(f) - gammaln(yy + 1)
