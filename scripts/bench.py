@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch  # noqa: E402
 
 import bench_batched  # noqa: E402
+import bench_batched_joint  # noqa: E402
 import bench_fixed  # noqa: E402
 import bench_ordinal_site  # noqa: E402
 import bench_pac_sgp  # noqa: E402
@@ -56,6 +57,8 @@ def main():
     print("== batched beta grid vs one run (joint beta-ELBO, probit, unwhitened, 16 betas)", flush=True)
     binary_elbo_ratio = bench_batched.main(["--task", "binary", "--method", "beta_elbo", "--indices", "0,8",
                                             "--max-iters", "500" if q else "1000"])
+    print("== batched joint DLM step, blocked q(f) vs GPyTorch's call (pol size: N=3000, M=100, 19 betas)", flush=True)
+    bj_ratio, bj_s = bench_batched_joint.main(["--rounds", "2" if q else "5"])
     print("== Student-t DLM step (the likelihood layer's quadrature, issue 26)", flush=True)
     student_t_ms = bench_student_t.main(["--rounds", "3" if q else "5"])
     print("== SAVIGP ELBO evaluation (savigp_fig1 size: Boston, M=300, S=2000)", flush=True)
@@ -87,6 +90,8 @@ def main():
     for name, r in (("joint DLM", binary_ratio), ("joint beta-ELBO", binary_elbo_ratio)):
         print(f"batched-grid wall / one-run wall ({name}, probit, unwhitened, 16 betas, 2-D synthetic data, n=500, "
               f"M=20)  {r:6.2f}   target <= 3: {verdict(r <= 3)}   (16 separate runs: 16)")
+    print(f"batched joint DLM step, blocked q(f) / GPyTorch's call (N=3000, M=100, B=19)  {bj_ratio:6.2f}   "
+          f"({bj_s * 1e3:.0f} ms; no target, < 1: the blocking's gain)")
     print(f"Student-t DLM step (boston, M=50, quadrature)    {student_t_ms:6.2f} ms/iteration   target <= 1.5 x "
           f"{STUDENT_T_BEFORE_MS} ms (measured before issue 26): {verdict(student_t_ms <= 1.5 * STUDENT_T_BEFORE_MS)}")
     print(f"SAVIGP ELBO evaluation, Boston N={sn} M={sm} S={ss} (savigp_fig1, SF 1.0)  {savigp_ms['value']:6.1f} ms "

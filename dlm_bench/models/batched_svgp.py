@@ -22,6 +22,7 @@ from linear_operator.utils.errors import NanError, NotPSDError
 from ..errors import ConfigError
 from ..likelihoods import LIKELIHOODS
 from ..train import StoppingRule, TrainResult
+from . import fast_svgp
 from .batched_unwhitened import FusedKLUnwhitenedStrategy, fused_unwhitened_predictive, supports_fused
 from .svgp import whitened_marginals
 
@@ -139,6 +140,9 @@ class BatchedBundle(torch.nn.Module):
                 return -self.mll(fused_unwhitened_predictive(self.model, X), y)
             finally:  # the KL belongs to this evaluation only (taken by the MLL, or dropped if it raised)
                 self.model.variational_strategy._fused_kl = None
+        if getattr(self.template, "fast_joint", False) and self.training and fast_svgp.worth_blocking(self.model, X):
+            # whitened joint members: q(f) over blocks of the inputs, as unbatched (models/fast_svgp.py)
+            return -self.mll(fast_svgp.blocked_whitened_predictive(self.model, X), y)
         return -self.mll(self.model(X), y)
 
     def subset(self, slots: list[int]) -> "BatchedBundle":

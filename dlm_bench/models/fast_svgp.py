@@ -28,22 +28,47 @@ from linear_operator.operators import DiagLinearOperator, SumLinearOperator
 # Inputs per block: M x BLOCK float64 arrays (M = 100: 1.6 MB) mostly stay in a 1-2 MB L2 cache; measured on the
 # 2-core machine (N = 10000, M = 100 and N = 20000, M = 50; M = 400 too) 2048 beat 256-1024 and 3072-4096.
 BLOCK = 2048
-# Below this many inputs the blocking gains nothing (one block); GPyTorch's own call is used.
-MIN_INPUTS = 2 * BLOCK
+# A batched model (the beta grid, models/batched_svgp.py) streams B x M x block arrays: blocks of about this many
+# elements. Measured by `scripts/bench_batched_joint.py --grid` (N = 3000, M = 100, D = 26, one thread, 2-core
+# machine, step time relative to GPyTorch's call): B = 19: blocks of 256-1024 0.66-0.70, 2048 0.82; B = 5: blocks of
+# 512-2048 0.68-0.75. At N = 13829, B = 19: 0.44-0.47 (blocks of 345-690); at N = 1000: 0.85; at N = 300: none.
+BATCH_BLOCK_ELEMENTS = 655360
+MIN_BATCH_BLOCK = 256
+
+
+def block_size(model) -> int:
+    """Inputs per block: BLOCK for one model; for a batched one about BATCH_BLOCK_ELEMENTS / (B M), at least
+    MIN_BATCH_BLOCK and at most BLOCK."""
+    Z = model.variational_strategy.inducing_points
+    if Z.dim() == 2:
+        return BLOCK
+    members, m = Z.shape[0], Z.shape[-2]
+    return max(MIN_BATCH_BLOCK, min(BLOCK, BATCH_BLOCK_ELEMENTS // (members * m)))
 
 
 def supports_blocked(model) -> bool:
-    """A whitened VariationalStrategy (exactly that class) with a Cholesky q(u) on a model with no batch shape."""
+    """A whitened VariationalStrategy (exactly that class) with a Cholesky q(u) on a model with no batch shape or
+    one batch dimension (the batched beta grid)."""
     strategy = model.variational_strategy
     return (type(strategy) is gpytorch.variational.VariationalStrategy
             and isinstance(strategy._variational_distribution, gpytorch.variational.CholeskyVariationalDistribution)
-            and strategy.inducing_points.dim() == 2
+            and strategy.inducing_points.dim() in (2, 3)
             and bool(strategy.updated_strategy.item()))
 
 
-def blocked_whitened_predictive(model, X: torch.Tensor, block: int = BLOCK):
+def worth_blocking(model, X: torch.Tensor) -> bool:
+    """The blocked call for this training-mode evaluation: on the CPU (a cache optimisation), full-batch or large
+    minibatch X [N, D] of at least two blocks (below that the blocking gains nothing: GPyTorch's own call) and
+    more inputs than Z, and a model supports_blocked."""
+    return (X.device.type == "cpu" and X.dim() == 2 and X.shape[-2] >= 2 * block_size(model)
+            and X.shape[-2] > model.variational_strategy.inducing_points.shape[-2] and supports_blocked(model))
+
+
+def blocked_whitened_predictive(model, X: torch.Tensor, block: int | None = None):
     """GPyTorch's training-mode q(f) at X (model(X) for a whitened SVGP in train mode with N > M), computed over
-    blocks of `block` rows of X; see the module docstring."""
+    blocks of `block` rows of X (default block_size(model)); see the module docstring. X is [N, D]; a batched
+    model's q(f) has mean and variance [B, N]."""
+    block = block or block_size(model)
     strategy = model.variational_strategy
     # as _VariationalStrategy.__call__ in training mode: fresh caches, q(u) initialised on the first call
     strategy._clear_cache()
@@ -66,4 +91,5 @@ def blocked_whitened_predictive(model, X: torch.Tensor, block: int = BLOCK):
         mean_update, var_update = ComputePredictiveUpdates.apply(chol, Kzx, middle, m)
         means.append(model.mean_module(Xb) + mean_update)
         variances.append(model.covar_module(Xb, diag=True) + jitter + var_update)
-    return gpytorch.distributions.MultivariateNormal(torch.cat(means), DiagLinearOperator(torch.cat(variances)))
+    return gpytorch.distributions.MultivariateNormal(torch.cat(means, dim=-1),
+                                                     DiagLinearOperator(torch.cat(variances, dim=-1)))

@@ -120,9 +120,7 @@ class SVGPBundle(ModelBundle):
         if (self._frozen is not None and self.fast_fixed and self.training and X.shape[-2] > self.num_inducing
                 and self._frozen_still()):
             return -self.mll(self._frozen(X), y)
-        if (self.fast_joint and self.training and X.device.type == "cpu" and X.dim() == 2
-                and X.shape[-2] >= fast_svgp.MIN_INPUTS and X.shape[-2] > self.num_inducing
-                and fast_svgp.supports_blocked(self.model)):
+        if self.fast_joint and self.training and fast_svgp.worth_blocking(self.model, X):
             return -self.mll(fast_svgp.blocked_whitened_predictive(self.model, X), y)
         return -self.mll(self.model(X), y)
 

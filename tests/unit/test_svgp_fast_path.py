@@ -89,7 +89,7 @@ def test_blocked_predictive_equals_gpytorch_path(overrides, binary):
 
 
 def test_bundle_loss_takes_the_fast_path_at_full_batch():
-    n = fast_svgp.MIN_INPUTS + 100
+    n = 2 * fast_svgp.BLOCK + 100
     X, y = data(n)
     bundle = joint_bundle(["objective=elbo", "model.ard=true"], X, y)
     calls = []
