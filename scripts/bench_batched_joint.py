@@ -77,11 +77,12 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=2, help="steps per round")
     ap.add_argument("--n", type=int, default=3000)
     ap.add_argument("--members", type=int, default=19)
+    ap.add_argument("--m", type=int, default=100, help="inducing points")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--grid", default=None, help="comma-separated block sizes to time against GPyTorch's call")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
-    batch, X, y = make_batch(n=args.n, members=args.members)
+    batch, X, y = make_batch(n=args.n, m=args.m, members=args.members)
     blocks = [int(b) for b in args.grid.split(",")] if args.grid else [0]
     timed(batch, X, y, 0, 1)  # warm-up
     times = {b: [] for b in [None, *blocks]}
@@ -96,7 +97,7 @@ def main(argv=None):
         assert torch.allclose(loss, ref_loss, rtol=1e-10, atol=0), (b, loss, ref_loss)
         assert torch.allclose(g, ref_g, rtol=1e-8, atol=1e-10 * ref_g.abs().max().item()), b
     ref_s = statistics.median(times[None])
-    what = f"(N={args.n}, D=26, M=100, B={args.members}, whitened, log-loss DLM)"
+    what = f"(N={args.n}, D=26, M={args.m}, B={args.members}, whitened, log-loss DLM)"
     if args.grid:
         for b in blocks:
             s = statistics.median(times[b])
