@@ -178,8 +178,8 @@ ROWS: tuple[Row, ...] = (
                 dataset="twonorm", train_size=2000, series="fixed-DLM"),
             num("ELBO", "dlm_classification/dlm_classification_selected.md", "test_nll",
                 dataset="twonorm", train_size=2000, series="ELBO (beta=1)")),
-      note="all 4 data sets at paper size (banana, twonorm 5 seeds; ringnorm 4; thyroid 3): small differences on banana "
-           "and twonorm (shown); on thyroid both DLM variants beat both SVGP lines by 5-10 combined SE from n = 500 "
+      note="all 4 data sets at paper size (banana, twonorm, thyroid 5 seeds; ringnorm 4): small differences on banana "
+           "and twonorm (shown); on thyroid both DLM variants beat ELBO by 4.4-7.6 combined SE from n = 500 "
            "(not small differences); ringnorm: joint DLM and beta-ELBO gain at n = 200 only",
       figures=("Fig. 3", "Fig. 4")),
     R("dlm", "Suppl. Figs. 5-6", "count NLL and MRE vs training size (abalone, peds1_dir0/1/2)", REDUCED,
