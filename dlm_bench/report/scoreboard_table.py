@@ -142,9 +142,9 @@ ROWS: tuple[Row, ...] = (
       ours=(num("n=1000 joint DLM NLL", "dlm_supp_pol/dlm_supp_pol_by_train_size.md", "test_nll", train_size=1000,
                 series="DLM (joint)"),
             num("beta-ELBO (next)", "dlm_supp_pol/dlm_supp_pol_by_train_size.md", "test_nll", train_size=1000, series="beta-ELBO")),
-      note="n = 100, 300 (5 seeds), 1000 (3 seeds) and 3000 (seed 0; beta-ELBO 2 seeds) of 100 ... 10000: shown at "
-           "n = 1000 (4.3 combined SE below the next line, lowest in 3 of 3 seeds) and n = 3000 (0.062 against 0.31-0.47 "
-           "on seed 0), not at n <= 300. n = 3000 seeds 1-2: ~3.5 CPU hours more",
+      note="n = 100, 300 (5 seeds), 1000 (3 seeds) and 3000 (2 seeds) of 100 ... 10000: shown at n = 1000 (4.3 "
+           "combined SE below the next line, lowest in 3 of 3 seeds) and n = 3000 (0.060 +- 0.002 against FITC's "
+           "0.291 +- 0.015, 15 SE), not at n <= 300. n = 3000 seed 2: ~1.5 CPU hours more",
       figures=("Fig. 1",)),
     R("dlm", "Suppl. Fig. 2, pol", "test MSE vs training size, 7 methods, M = 100", NOT_REPRODUCED,
       ("dlm_supp_pol",), ("dlm_supp_pol",),
@@ -153,8 +153,8 @@ ROWS: tuple[Row, ...] = (
                 series="sq-DLM (joint)"),
             num("beta-ELBO (best)", "dlm_supp_pol/dlm_supp_pol_by_train_size.md", "test_mse", train_size=1000, series="beta-ELBO")),
       note="n <= 1000: joint sq-DLM second at n = 1000, 0.6 combined SE behind beta-ELBO (worst at n = 100); joint "
-           "sq-DLM below joint DLM at n = 300 and 1000 (2.1-2.3 SE). n = 3000, seed 0 only: joint sq-DLM lowest MSE "
-           "(0.112 against beta-ELBO's 0.119 on the same seed), one seed is not a significance test",
+           "sq-DLM below joint DLM at n = 300, 1000 and 3000 (2.1-3.3 SE). n = 3000, 2 seeds: joint sq-DLM lowest MSE "
+           "on both (0.106 +- 0.006 against beta-ELBO's 0.111 +- 0.009), within one SE: not yet a significant lead",
       figures=("Fig. 2",)),
     R("dlm", "Suppl. Figs. 1-2, cadata", "NLL and MSE vs training size, 7 methods, M = 206", NOT_REPRODUCED,
       ("dlm_supp_cadata",), ("dlm_supp_cadata",),
