@@ -2,7 +2,8 @@
 
 Regression (Figs. 1, 2): box plots of the per-test-point SSE and NLPD (points.csv of every run, pooled over splits), one
 box per posterior (FG, MoG1, MoG2) x sparsity factor. Classification (Fig. 3): error rate with 95 % CI bars and NLP box
-plots. Fig. 4 (track=true runs): test error rate and NLP against training wall time (curve.csv). Writes summary.csv/.md.
+plots. Fig. 4 (track=true runs): test error rate and NLP against training wall time (curve.csv). Writes summary.csv/.md
+(means over runs) and, for regression, pooled.csv/.md: the statistics of the pooled per-point values the boxes draw.
 """
 
 from __future__ import annotations
@@ -134,6 +135,26 @@ def time_curves(curves: dict, title: str):
     return fig
 
 
+def pooled_stats(points: pd.DataFrame, metrics=("sse", "nlpd")) -> pd.DataFrame:
+    """Per posterior x SF, over the per-test-point values pooled across splits: count, mean, quartiles, median and
+    the upper whisker the box plots draw (the largest value <= Q3 + 1.5 IQR, matplotlib's default whis=1.5)."""
+    sfs, variants = _groups(points)
+    rows = []
+    for v in variants:
+        for sf in sfs:
+            sel = points[(points.variant == v) & (points.sf == sf)]
+            if sel.empty:
+                continue
+            row = {"variant": v, "sf": sf, "points": len(sel)}
+            for m in metrics:
+                d = sel[m].dropna().to_numpy()
+                q1, med, q3 = np.percentile(d, [25, 50, 75])
+                row |= {f"{m}_mean": d.mean(), f"{m}_q1": q1, f"{m}_median": med, f"{m}_q3": q3,
+                        f"{m}_upper_whisker": d[d <= q3 + 1.5 * (q3 - q1)].max()}
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def markdown(df: pd.DataFrame) -> str:
     fmt = lambda v: f"{v:.4g}" if isinstance(v, float) else str(v)  # noqa: E731
     rows = ["| " + " | ".join(map(str, df.columns)) + " |", "|" + "---|" * len(df.columns)]
@@ -159,6 +180,11 @@ def build(root, out: Path, name: str | None = None) -> list[Path]:
     if not points.empty:
         if "sse" in points:
             fig = boxplots(points, ["sse", "nlpd"], f"{name}: per-test-point SSE and NLPD (pooled over splits)")
+            pooled = pooled_stats(points)
+            pooled.to_csv(out / "pooled.csv", index=False)
+            (out / "pooled.md").write_text(f"# {name}: per-test-point values pooled over splits (the box plots)\n\n"
+                                           + markdown(pooled) + "\n")
+            made += [out / "pooled.csv", out / "pooled.md"]
         else:
             fig = error_bars(points, f"{name}: error rate and NLP")
         fig.savefig(out / f"{name}.png", dpi=120)
