@@ -97,8 +97,10 @@ def fit(model: Savigp, X, y, *, num_samples: int, blocks=BLOCKS, evals: dict | N
     res = FitResult()
     t0, c0 = time.perf_counter(), time.process_time()
 
+    chunk = model.points_per_block(num_samples)
+
     def objective():
-        v, s = model.elbo(X, y, eps)
+        v, s = model.elbo(X, y, eps, chunk)
         return v, s
 
     with torch.no_grad():

@@ -262,3 +262,33 @@ def test_grads_for_keeps_each_blocks_gradient_and_restores_flags(block):
     with pytest.raises(RuntimeError), grads_for(mod, params):
         raise RuntimeError("a failed Cholesky")
     assert {n: p.requires_grad for n, p in mod.named_parameters()} == flags
+
+
+@pytest.mark.parametrize("posterior,K,softmax", [("fg", 1, False), ("mog", 2, False), ("mog", 2, True)])
+def test_elbo_over_point_blocks_equals_all_at_once(posterior, K, softmax):
+    """L_ell over blocks of points (what train.fit does, points_per_block) is the all-at-once ELBO: the same value
+    and the same surrogate gradient for every parameter, score function with control variates (fixed samples),
+    uneven last block; the control variates are per point, so blocking does not change them."""
+    lik = Softmax(3) if softmax else None
+    mod, X, g = _random_model(posterior, K, "score", lik=lik, N=23)
+    mod.estimator = "score_cv"
+    y = torch.randint(0, 3, (23,), generator=g).double() if softmax else torch.sin(X.sum(1))
+    eps = mod.draw_eps(300, 23, torch.Generator().manual_seed(3))
+    params = [p for p in mod.parameters() if p.requires_grad]
+
+    def value_and_grads(chunk):
+        v, s = mod.elbo(X, y, eps, chunk)
+        return v.detach(), torch.autograd.grad(s, params, allow_unused=True)
+
+    v0, g0 = value_and_grads(None)
+    for chunk in (5, 10, 23):
+        v, gs = value_and_grads(chunk)
+        assert torch.allclose(v, v0, rtol=1e-12, atol=0)
+        for a, b in zip(gs, g0):
+            if b is None:
+                assert a is None
+                continue
+            assert torch.allclose(a, b, rtol=1e-10, atol=1e-12 * b.abs().max().item())
+    # points_per_block: about 2^19 sample elements per block, at least 64 points
+    assert mod.points_per_block(2000) == max(64, 2 ** 19 // (K * 2000 * mod.Q))
+    assert mod.points_per_block(10) == 2 ** 19 // (K * 10 * mod.Q)
