@@ -115,7 +115,7 @@ ROWS: tuple[Row, ...] = (
                 dataset="ringnorm", train_size=200, series="DLM"),
             num("ELBO", "dlm_classification/dlm_classification_selected.md", "test_nll",
                 dataset="ringnorm", train_size=200, series="ELBO (beta=1)")),
-      note="4 of 5 seeds; joint DLM level with beta-ELBO and below ELBO at n = 200 (4.3 SE) and n = 500 (1.5 SE), all level "
+      note="5 seeds; joint DLM level with beta-ELBO and below ELBO at n = 200 (5.4 SE) and n = 500 (1.9 SE), all level "
            "from n = 1000",
       figures=("Fig. 1",)),
     R("dlm", "Fig. 1(e)", "peds1, test NLL vs training size (Poisson, bMC-10)", NOT_RUN, ("dlm_count",),
@@ -178,7 +178,7 @@ ROWS: tuple[Row, ...] = (
                 dataset="twonorm", train_size=2000, series="fixed-DLM"),
             num("ELBO", "dlm_classification/dlm_classification_selected.md", "test_nll",
                 dataset="twonorm", train_size=2000, series="ELBO (beta=1)")),
-      note="all 4 data sets at paper size (banana, twonorm, thyroid 5 seeds; ringnorm 4): small differences on banana "
+      note="all 4 data sets at paper size, 5 seeds each: small differences on banana "
            "and twonorm (shown); on thyroid both DLM variants beat ELBO by 4.4-7.6 combined SE from n = 500 "
            "(not small differences); ringnorm: joint DLM and beta-ELBO gain at n = 200 only",
       figures=("Fig. 3", "Fig. 4")),
