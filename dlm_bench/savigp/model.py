@@ -22,16 +22,16 @@ from ..errors import ConfigError
 from .likelihoods import SavigpLikelihood
 
 LOG_2PI = math.log(2 * math.pi)
+LOG_UPPER = math.log(1e10)  # upstream: hyperparameters in log space, bounded above by log 1e10
+ESTIMATORS = ("score_cv", "score", "reparam", "exact")
+POSTERIORS = ("fg", "mog")
 # L_ell over blocks of points: the score-function terms make some twenty elementwise passes over (K, S, N, Q) sample
 # arrays (docs/performance.md), which at USPS size (S = 2000, N = 1233, Q = 3: 59 MB each) stream from memory. Blocks of
 # about this many elements stay in cache. Measured (one thread, 2-core machine, value + gradient of savigp_fig3 FG at
 # SF 0.1): 552 ms all at once, 395 / 378 / 407 / 462 ms in blocks of 64 / 128 / 256 / 512 points (384k-3.1M elements);
-# Boston (S = 2000, N = 300, Q = 1): 47.5 ms at once, 44.8 ms in blocks of 128, 49.6 in blocks of 64.
+# Boston (S = 2000, N = 300, Q = 1): 47.5 ms at once, 44.8 ms in blocks of 128, 49.6 in blocks of 64 (the rule: 262).
 SAMPLE_BLOCK_ELEMENTS = 2 ** 19
 MIN_POINTS_PER_BLOCK = 64
-LOG_UPPER = math.log(1e10)  # upstream: hyperparameters in log space, bounded above by log 1e10
-ESTIMATORS = ("score_cv", "score", "reparam", "exact")
-POSTERIORS = ("fg", "mog")
 
 
 class SEKernel(nn.Module):
