@@ -214,6 +214,21 @@ def assert_batched_member_equals(ra: dict, rb: dict, name: str = "") -> None:
         assert rb["metrics"][m] == pytest.approx(v, rel=1e-6), (name, m)
 
 
+def perturb_batched_members(batch, seed: int = 1, skip_frozen: bool = False) -> None:
+    """Move a BatchedBundle's members apart: each gets its own kernel, mean, Z, noise and q(u), the Cholesky factor
+    a scaled identity plus noise (garbage above the diagonal too, which q(u) masks). skip_frozen: leave the
+    parameters that do not train (a fixed member's hyperparameters) as they are."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in batch.named_parameters():
+            if name.endswith("chol_variational_covar"):
+                b, m = p.shape[0], p.shape[-1]
+                p.copy_(torch.eye(m, dtype=p.dtype) * (0.5 + torch.rand(b, 1, 1, generator=g, dtype=p.dtype))
+                        + 0.1 * torch.randn(p.shape, generator=g, dtype=p.dtype))
+            elif not (skip_frozen and not p.requires_grad):
+                p.add_(0.3 * torch.randn(p.shape, generator=g, dtype=p.dtype))
+
+
 # --- dense-grid float64 references for the accuracy contract (issue 26) --------------------------------
 
 

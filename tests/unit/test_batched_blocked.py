@@ -14,6 +14,7 @@ from dlm_bench.models import fast_svgp
 from dlm_bench.models.batched_svgp import BatchedBundle
 from dlm_bench.config import MeanFunction
 from dlm_bench.models.svgp import SVGP, SVGPBundle
+from tests.helpers import perturb_batched_members
 
 B, N, M, D = 4, 700, 9, 3
 BETAS = [100.0, 10.0, 1.0, 0.1]
@@ -34,18 +35,6 @@ def _template(likelihood: str, objective: str, estimator: str, matern: bool, mea
     bundle.loss(X, y)  # the first training-mode call initialises q(u), as before a batch is built
     bundle.fast_joint = True
     return bundle, X, y
-
-
-def _perturb(batch: BatchedBundle):
-    """Members with different kernels, means, Z, q(u), noise."""
-    g = torch.Generator().manual_seed(1)
-    with torch.no_grad():
-        for name, p in batch.named_parameters():
-            if name.endswith("chol_variational_covar"):
-                p.copy_(torch.eye(M, dtype=p.dtype) * (0.5 + torch.rand(B, 1, 1, generator=g, dtype=p.dtype))
-                        + 0.1 * torch.randn(p.shape, generator=g, dtype=p.dtype))
-            else:
-                p.add_(0.3 * torch.randn(p.shape, generator=g, dtype=p.dtype))
 
 
 def _loss_and_grads(batch, X, y, block):
@@ -71,7 +60,7 @@ CASES = [("gaussian", "dlm", "exact", False, MeanFunction.zero),
 def test_blocked_batch_equals_gpytorch_path(likelihood, objective, estimator, matern, mean):
     template, X, y = _template(likelihood, objective, estimator, matern, mean)
     batch = BatchedBundle(template, BETAS, fixed=False)
-    _perturb(batch)
+    perturb_batched_members(batch)
     batch.train()
     assert fast_svgp.supports_blocked(batch.model)
     ref_loss, ref_grads = _loss_and_grads(batch, X, y, None)

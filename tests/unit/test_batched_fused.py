@@ -12,6 +12,7 @@ from dlm_bench.likelihoods import LIKELIHOODS
 from dlm_bench.models.batched_svgp import BatchedBundle
 from dlm_bench.models.batched_unwhitened import fused_unwhitened_predictive
 from dlm_bench.models.svgp import SVGP, SVGPBundle
+from tests.helpers import perturb_batched_members
 
 B, N, M, D = 4, 60, 7, 2
 BETAS = [100.0, 10.0, 1.0, 0.1]
@@ -29,19 +30,6 @@ def _template(likelihood: str, objective: str, estimator: str):
     bundle.train()
     bundle.loss(X, y)  # the first training-mode call initialises q(u), as before a batch is built
     return bundle, X, y
-
-
-def _perturb(batch: BatchedBundle, fixed: bool):
-    """Members with different kernels, Z, q(u) (a lower-triangular factor plus garbage above the diagonal, which
-    q(u) masks), noise."""
-    g = torch.Generator().manual_seed(1)
-    with torch.no_grad():
-        for name, p in batch.named_parameters():
-            if name.endswith("chol_variational_covar"):
-                p.copy_(torch.eye(M, dtype=p.dtype) * (0.5 + torch.rand(B, 1, 1, generator=g, dtype=p.dtype))
-                        + 0.1 * torch.randn(p.shape, generator=g, dtype=p.dtype))
-            elif not (fixed and p.requires_grad is False):
-                p.add_(0.3 * torch.randn(p.shape, generator=g, dtype=p.dtype))
 
 
 def _loss_and_grads(batch, X, y, fused: bool):
@@ -62,7 +50,7 @@ CASES = [("probit", "dlm", "exact"), ("probit", "elbo", "quadrature"), ("gaussia
 def test_fused_equals_gpytorch_path(likelihood, objective, estimator, fixed):
     template, X, y = _template(likelihood, objective, estimator)
     batch = BatchedBundle(template, BETAS, fixed=fixed)
-    _perturb(batch, fixed)
+    perturb_batched_members(batch, skip_frozen=fixed)
     batch.train()
     assert batch.fused
     ref_loss, ref_grads = _loss_and_grads(batch, X, y, fused=False)
@@ -85,7 +73,7 @@ def test_kl_is_taken_once():
     """The fused KL is handed to the MLL's next kl_divergence() call only; a later call is GPyTorch's."""
     template, X, y = _template("probit", "dlm", "exact")
     batch = BatchedBundle(template, BETAS, fixed=False)
-    _perturb(batch, False)
+    perturb_batched_members(batch)
     strategy = batch.model.variational_strategy
     fused_unwhitened_predictive(batch.model, X)
     kl = strategy.kl_divergence()
