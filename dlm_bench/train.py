@@ -12,6 +12,8 @@ import torch
 from linear_operator.utils.errors import NanError, NotPSDError
 from tqdm.auto import tqdm
 
+from .logline import Heartbeat
+
 
 class StoppingRule:
     """Converged when max - min of the loss over the last `window` values is <= `tol`
@@ -54,6 +56,7 @@ class Trainer:
         seed: int = 0,
         tol_on: str = "mean",
         stochastic_lr: float | None = None,
+        heartbeat: Heartbeat | None = None,
     ):
         if optimizer not in ("adam", "lbfgs"):
             raise ValueError(f"trainer.optimizer must be 'adam' or 'lbfgs', got {optimizer!r}")
@@ -73,12 +76,14 @@ class Trainer:
         self.optimizer = optimizer
         self.lr, self.max_iters, self.window, self.tol = lr, max_iters, window, tol
         self.batch_size, self.epochs, self.seed = batch_size, epochs, seed
+        self.heartbeat = heartbeat
         self.progress = sys.stderr.isatty() if progress is None else progress
         StoppingRule(window, tol)  # validates
 
     @classmethod
     def from_config(cls, trainer_cfg, seed: int = 0) -> "Trainer":
-        progress = {"auto": None, "on": True, "off": False}[trainer_cfg.progress.value]
+        mode = trainer_cfg.progress.value
+        progress = {"auto": None, "on": True, "off": False, "lines": False}[mode]
         return cls(
             lr=trainer_cfg.lr,
             max_iters=trainer_cfg.max_iters,
@@ -91,6 +96,7 @@ class Trainer:
             seed=seed,
             tol_on=trainer_cfg.get("tol_on", "mean"),
             stochastic_lr=trainer_cfg.get("stochastic_lr"),
+            heartbeat=Heartbeat.from_env() if mode == "lines" else None,
         )
 
     @staticmethod
@@ -145,6 +151,8 @@ class Trainer:
         result = TrainResult()
         bar = tqdm(total=self.max_iters, disable=not self.progress, leave=False, desc="train", unit="it")
         gen = torch.Generator(device="cpu").manual_seed(self.seed)
+        if self.heartbeat is not None:
+            self.heartbeat.start()
         start = time.perf_counter()
         loss_value = float("nan")
         try:
@@ -176,6 +184,8 @@ class Trainer:
                         row.update(track())
                     result.curve.append(row)
                     bar.update(1)
+                    if self.heartbeat is not None:
+                        self.heartbeat.tick(result.iterations, self.max_iters, loss_value)
                     if result.iterations % 25 == 0:
                         bar.set_postfix(loss=f"{loss_value:.4f}", refresh=False)
                     epoch_sum += loss_value

@@ -203,6 +203,8 @@ def fit_batched(bundle: BatchedBundle, X, y, trainer) -> list:
         bundle.where[b] = (batch, slot)
 
     bundle.train()
+    if trainer.heartbeat is not None:
+        trainer.heartbeat.start()
     try:
         while any(active):
             stopped_mask = torch.zeros(batch.B, dtype=torch.bool, device=params[0].device)
@@ -228,6 +230,8 @@ def fit_batched(bundle: BatchedBundle, X, y, trainer) -> list:
                     for p, s in zip(params, snapshot):
                         p[stopped_mask] = s[stopped_mask]
             now = time.perf_counter() - start
+            if trainer.heartbeat is not None:
+                trainer.heartbeat.tick(it, trainer.max_iters, note=f" ({sum(active)} of {B} betas, batched)")
             for slot, b in enumerate(members):
                 if active[b]:
                     results[b].curve.append({"iteration": it, "wall_s": now, "loss": values[slot]})

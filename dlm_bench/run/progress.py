@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..logline import log_line
+
 
 def progress(run_dir: Path, status: str, metrics: dict, wall_s, error: str | None = None) -> None:
-    try:
-        from hydra.core.hydra_config import HydraConfig
-
-        num = f"#{HydraConfig.get().job.num} "
-    except Exception:  # outside a Hydra job
-        num = ""
     shown = " ".join(f"{k}={metrics[k]:.4f}" for k in ("test_nll", "test_mse", "test_error") if k in metrics)
     extra = f" ({wall_s:.1f} s)" if wall_s is not None else ""
-    print(f"[dlm-bench] {num}{status} {run_dir.name} {shown}{extra}{' ' + error if error else ''}", flush=True)
+    log_line(f"{status} {run_dir.name} {shown}{extra}{' ' + error if error else ''}")

@@ -16,6 +16,7 @@ from typing import Callable, Optional
 import torch
 
 from ..errors import ConfigError
+from ..logline import Heartbeat
 from .model import Savigp
 
 BLOCKS = ("mog", "hyp", "ll")
@@ -84,7 +85,8 @@ def _run_block(params, block: str, n: int, optimizer: str, lr: float, adams: dic
 
 def fit(model: Savigp, X, y, *, num_samples: int, blocks=BLOCKS, evals: dict | None = None, max_iter: int = 200,
         optimizer: str = "lbfgs", lr: float = 0.01, xtol: float = 1e-3, ftol: float = 1e-5, resample: bool = False,
-        seed: int = 12000, track: Callable[[], dict] | None = None, max_wall_s: float | None = None) -> FitResult:
+        seed: int = 12000, track: Callable[[], dict] | None = None, max_wall_s: float | None = None,
+        heartbeat: Heartbeat | None = None) -> FitResult:
     for b in blocks:
         if b not in BLOCKS:
             raise ConfigError(f"savigp.blocks: unknown block {b!r}; valid: {', '.join(BLOCKS)}")
@@ -96,6 +98,8 @@ def fit(model: Savigp, X, y, *, num_samples: int, blocks=BLOCKS, evals: dict | N
     adams = {}
     res = FitResult()
     t0, c0 = time.perf_counter(), time.process_time()
+    if heartbeat is not None:
+        heartbeat.start()
 
     chunk = model.points_per_block(num_samples)
 
@@ -133,6 +137,8 @@ def fit(model: Savigp, X, y, *, num_samples: int, blocks=BLOCKS, evals: dict | N
             res.iterations = it
             row = {"iteration": it, "wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0, "elbo": elbo}
             res.curve.append({**row, **(track() if track else {})})
+            if heartbeat is not None:
+                heartbeat.tick(it, max_iter, note=f" (SAVIGP, ELBO {elbo:.6g})")
             if stop:
                 res.converged = True
                 break

@@ -190,3 +190,16 @@ def test_batched_sweep_with_joblib_equals_the_one_at_a_time_sweep(tmp_path, cli_
     for name in a:
         assert b[name]["train"]["batched"] == 3
         assert_batched_member_equals(a[name], b[name], name)
+
+
+def test_batched_group_heartbeat_lines(tmp_path, capsys, monkeypatch):
+    """trainer.progress=lines (a sweep's default) in a batched group: the line counts the members still training.
+    With a 1 ns interval every iteration prints one: as many lines as the longest member's iterations."""
+    monkeypatch.setenv("DLM_BENCH_HEARTBEAT_S", "1e-9")
+    tiny = [o for o in TINY if not o.startswith("trainer.progress")] + ["trainer.max_iters=30"]
+    out = run_sweep(tiny + ["method=dlm", "objective.beta_index=0,2,5", "trainer.progress=lines",
+                            "objective.beta_batch=true", f"results_dir={tmp_path}"])
+    assert out["ok"] == 1
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if "still training" in ln]
+    assert len(lines) == max(r["train"]["iterations"] for r in runs(tmp_path).values()) == 30
+    assert lines[0].startswith("[dlm-bench] #0 still training (3 of 3 betas, batched): iteration 1/30, ")

@@ -67,6 +67,6 @@ def test_conf_file_composes_to_what_it_sets(override):
 
 def test_run_name_is_deterministic_and_config_sensitive():
     a = run_name(compose_config(["seed=1"]))
-    assert a == run_name(compose_config(["seed=1", "trainer.progress=off"]))
+    assert a == run_name(compose_config(["seed=1", "trainer.progress=off"])) == run_name(compose_config(["seed=1", "trainer.progress=lines"]))
     assert a != run_name(compose_config(["seed=1", "trainer.lr=0.01"]))
     assert a.startswith("boston_svgp_elbo_beta1_seed1_")

@@ -292,3 +292,21 @@ def test_elbo_over_point_blocks_equals_all_at_once(posterior, K, softmax):
     # points_per_block: about 2^19 sample elements per block, at least 64 points
     assert mod.points_per_block(2000) == max(64, 2 ** 19 // (K * 2000 * mod.Q))
     assert mod.points_per_block(10) == 2 ** 19 // (K * 10 * mod.Q)
+
+
+def test_fit_heartbeat_line_per_global_iteration_shows_the_curve_elbo(capsys):
+    """trainer.progress=lines in SAVIGP's own loop: at a 1 ns interval one line per global iteration, each showing
+    that iteration's ELBO from the fit's curve."""
+    from dlm_bench.logline import Heartbeat
+
+    X, y, Z = toy()
+    mod = Savigp([Z], Gaussian(0.3), posterior="fg", entropy="exact", estimator="exact", lengthscale=1.2, variance=0.8)
+    mod.init_posterior()
+    r = fit(mod, X, y, num_samples=1, blocks=("mog",), evals={"mog": 5}, max_iter=4, xtol=1e-12, ftol=1e-14,
+            heartbeat=Heartbeat(1e-9))
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if "still training" in ln]
+    assert len(lines) == r.iterations == 4
+    for it, ln in enumerate(lines, start=1):
+        assert ln.startswith("[dlm-bench] still training (SAVIGP, ELBO ") and f": iteration {it}/4, " in ln
+        elbo = float(ln.split("ELBO ")[1].split(")")[0])
+        assert elbo == pytest.approx(r.curve[it]["elbo"], rel=1e-5)

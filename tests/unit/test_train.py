@@ -86,3 +86,55 @@ def test_nan_guard_stops_and_reports_diverged():
     assert result.iterations == 17 and len(result.curve) == 16
     assert not np.array_equal(before.numpy(), mll.p.detach().numpy())
     assert torch.isfinite(mll.p).all()  # the NaN step was never applied
+
+
+class StepClock:
+    """A clock that advances `step` seconds per reading (the Heartbeat reads it once per tick, once at start)."""
+
+    def __init__(self, step: float):
+        self.t, self.step = 0.0, step
+
+    def __call__(self):
+        self.t += self.step
+        return self.t
+
+
+def test_heartbeat_prints_a_line_each_time_the_interval_has_passed(capsys):
+    """trainer.progress=lines: with 1 s per iteration and every_s = 10, lines at iterations 10, 20, 30 (iteration k
+    is read at clock time k + 1 after a start at 1): exactly floor(35 / 10) lines over 35 iterations."""
+    X, y = torch.zeros(5, 1, dtype=torch.float64), torch.zeros(5, dtype=torch.float64)
+    from dlm_bench.logline import Heartbeat
+
+    trainer = Trainer(lr=1e-4, max_iters=35, window=50, tol=1e-12, progress=False,
+                      heartbeat=Heartbeat(10.0, clock=StepClock(1.0)))
+    result = trainer.fit(*QuadraticMLL().args(), X, y)
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if "still training" in ln]
+    assert [ln.split("iteration ")[1].split("/")[0] for ln in lines] == ["10", "20", "30"]
+    losses = {row["iteration"]: row["loss"] for row in result.curve}
+    first = lines[0]
+    assert first.startswith("[dlm-bench] still training: iteration 10/35, loss ") and first.endswith(", 0.2 min")
+    assert float(first.split("loss ")[1].split(",")[0]) == pytest.approx(losses[10], rel=1e-5)
+
+
+def test_no_heartbeat_lines_without_progress_lines(capsys, monkeypatch):
+    """progress off / on / auto: no heartbeat; lines: one from DLM_BENCH_HEARTBEAT_S (a bad value: a one-line error)."""
+    from omegaconf import OmegaConf
+
+    from dlm_bench.config import Progress
+    from dlm_bench.logline import HEARTBEAT_ENV
+
+    def trainer_for(mode):
+        cfg = OmegaConf.create({"lr": 0.1, "max_iters": 3, "window": 50, "tol": 1e-4, "batch_size": None,
+                                "epochs": None, "optimizer": "adam", "progress": Progress(mode)})
+        return Trainer.from_config(cfg)
+
+    monkeypatch.setenv(HEARTBEAT_ENV, "0.5")
+    for mode in ("off", "on", "auto"):
+        assert trainer_for(mode).heartbeat is None
+    assert trainer_for("lines").heartbeat.every_s == 0.5
+    monkeypatch.setenv(HEARTBEAT_ENV, "soon")
+    with pytest.raises(ValueError, match=f"^{HEARTBEAT_ENV} must be a number of seconds > 0, got 'soon'$"):
+        trainer_for("lines")
+    X, y = torch.zeros(5, 1, dtype=torch.float64), torch.zeros(5, dtype=torch.float64)
+    Trainer(lr=1e-4, max_iters=50, progress=False).fit(*QuadraticMLL().args(), X, y)
+    assert "still training" not in capsys.readouterr().out
