@@ -133,8 +133,11 @@ class Softmax(SavigpLikelihood):
         self.num_latent = num_classes
 
     def log_prob(self, f, y):
-        idx = y.long().reshape((1,) * (f.dim() - 2) + (-1, 1)).expand(*f.shape[:-1], 1)
-        return torch.log_softmax(f, -1).gather(-1, idx)[..., 0]
+        # over the classes with the points innermost (a transposed view): torch's log_softmax over a last dimension
+        # of 3 classes is 3x slower on (S, N, Q) sample arrays (docs/performance.md)
+        ft = f.transpose(-1, -2)  # (..., Q, N)
+        idx = y.long().reshape((1,) * (f.dim() - 1) + (-1,)).expand(*ft.shape[:-2], 1, ft.shape[-1])
+        return torch.log_softmax(ft, -2).gather(-2, idx)[..., 0, :]
 
     def class_probs(self, b, var, eps):
         return torch.softmax(b + var.sqrt() * eps, -1).mean(0)

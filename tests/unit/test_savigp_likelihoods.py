@@ -100,3 +100,17 @@ def test_unknown_likelihood_is_config_error():
         build_likelihood("student")
     with pytest.raises(ConfigError):
         WarpedGaussian("nope")
+
+
+@pytest.mark.parametrize("shape", [(7, 3), (2, 5, 7, 3), (1, 4, 6, 10)])
+def test_softmax_log_prob_vs_scipy(shape):
+    """log p(y | f) = log softmax(f)_y over the last axis (the classes), for any leading sample axes; scipy's
+    log_softmax is the reference (the likelihood computes it over a transposed view)."""
+    g = torch.Generator().manual_seed(sum(shape))
+    f = 3 * torch.randn(*shape, dtype=torch.float64, generator=g)
+    y = torch.randint(0, shape[-1], shape[-2:-1], generator=g).double()
+    ref = np.take_along_axis(special.log_softmax(f.numpy(), axis=-1),
+                             np.broadcast_to(y.long().numpy()[:, None], shape[:-1] + (1,)), -1)[..., 0]
+    got = Softmax(shape[-1]).log_prob(f, y)
+    assert got.shape == shape[:-1]
+    np.testing.assert_allclose(got.numpy(), ref, rtol=1e-13, atol=1e-13)

@@ -310,3 +310,30 @@ def test_fit_heartbeat_line_per_global_iteration_shows_the_curve_elbo(capsys):
         assert ln.startswith("[dlm-bench] still training (SAVIGP, ELBO ") and f": iteration {it}/4, " in ln
         elbo = float(ln.split("ELBO ")[1].split(")")[0])
         assert elbo == pytest.approx(r.curve[it]["elbo"], rel=1e-5)
+
+
+@pytest.mark.parametrize("estimator, holdout", [("score", False), ("score_cv", False), ("score_cv", True)])
+def test_score_terms_equal_the_direct_control_variate_formula(estimator, holdout):
+    """_score_terms works on eps and eps^2 - 1 and divides by the per-point scale at the end; the reference forms
+    h_b = eps / sd and h_S = (eps^2 - 1) / (2 Sigma) as (K, S, N, Q) arrays and applies eqs. 12-14 / 26-29 literally
+    (a = centred covariance / variance over the first c samples), in numpy."""
+    K, S, N, Q, c = 2, 400, 9, 3, 40
+    rng = np.random.default_rng(5)
+    eps = rng.standard_normal((S, N, Q))
+    var = rng.uniform(0.05, 3.0, (K, N, Q))
+    g = rng.normal(-4.0, 2.0, (K, S, N))  # log p at the samples
+    mod = Savigp([torch.zeros(4, 2, dtype=torch.float64)], Gaussian(0.3), posterior="mog", components=K,
+                 estimator=estimator, cv_samples=c, cv_holdout=holdout)
+    got = mod._score_terms(torch.from_numpy(g), torch.from_numpy(eps), torch.from_numpy(np.sqrt(var)),
+                           torch.from_numpy(var))
+    for h, out in zip((eps / np.sqrt(var)[:, None], (eps ** 2 - 1) / (2 * var[:, None])), got):
+        gh = g[..., None] * h  # (K, S, N, Q)
+        if estimator == "score":
+            ref = gh.mean(1)
+        else:
+            ghc, hc = gh[:, :c], h[:, :c]
+            cov = ((ghc - ghc.mean(1, keepdims=True)) * (hc - hc.mean(1, keepdims=True))).mean(1)
+            a = cov / hc.var(1)
+            rows = slice(c, None) if holdout else slice(None)
+            ref = ((g[..., None] - a[:, None]) * h)[:, rows].mean(1)
+        np.testing.assert_allclose(out.numpy(), ref, rtol=1e-11, atol=1e-13)
