@@ -20,7 +20,7 @@ LAYERS = [
     ("model families and papers", ["models", "objectives", "estimators", "likelihoods", "evaluation", "pac", "lgm",
                                    "sggpm", "savigp", "train", "pretrain", "task_defaults", "gradient_bias"]),
     ("leaves", ["data", "results", "results_schema", "config", "errors", "outcome", "labels", "capabilities", "locks", "fsperm",
-                "threads", "beta", "__init__", "conf", "shipped_data"]),
+                "threads", "beta", "logline", "__init__", "conf", "shipped_data"]),
 ]
 
 
