@@ -27,7 +27,8 @@ def log_line(text: str) -> None:
 class Heartbeat:
     """trainer.progress=lines, a sweep's default: one `still training` line every `every_s` seconds of a training
     (iteration, loss, minutes), so a log shows that a long job (a batched beta group or a SAVIGP fit can train for
-    hours) is alive and how far it is. Used by the Trainer, batched beta groups and SAVIGP's global iterations. A
+    hours) is alive and how far it is. Used by the Trainer, batched beta groups, SAVIGP's global iterations and
+    SGGPM's folds. A
     bar would garble a log that parallel jobs share; a line per finished run comes only at the end. `clock` is
     injectable for tests."""
 
@@ -49,10 +50,11 @@ class Heartbeat:
         self.t0 = self.clock()
         self.due = self.t0 + self.every_s
 
-    def tick(self, iteration: int, max_iters: int, loss: float | None = None, note: str = "") -> None:
+    def tick(self, iteration: int, max_iters: int, loss: float | None = None, note: str = "",
+             unit: str = "iteration") -> None:
         now = self.clock()
         if now < self.due:
             return
         self.due = now + self.every_s
         shown = f", loss {loss:.6g}" if loss is not None else ""
-        log_line(f"still training{note}: iteration {iteration}/{max_iters}{shown}, {(now - self.t0) / 60:.1f} min")
+        log_line(f"still training{note}: {unit} {iteration}/{max_iters}{shown}, {(now - self.t0) / 60:.1f} min")

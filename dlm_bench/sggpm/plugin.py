@@ -16,6 +16,7 @@ import torch
 from omegaconf import DictConfig
 
 from ..errors import ConfigError, NotApplicable
+from ..logline import Heartbeat
 from ..outcome import Outcome
 from .fit import fit_method, split_method
 from .metrics import metrics
@@ -126,6 +127,7 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
     ctx.begin_training()
     w0 = time.perf_counter()
     rows, trained = [], None
+    beat = Heartbeat.from_env() if cfg.trainer.progress.value == "lines" else None
     for k in range(n_eval):
         f = folds[k]
         if kind == "sod" and trained is not None:
@@ -147,6 +149,8 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
                      "outer": fit.outer, "stop": fit.reason, "trained": kind == "sparse" or k == 0,
                      "n_train": int(len(f.train) if kind == "sparse" else M), "n_test": int(len(f.test)), **met})
         out.curve = rows
+        if beat is not None:
+            beat.tick(k + 1, n_eval, note=f" (SGGPM {c.method}, M = {M})", unit="fold")
     err = "mfe" if ds.task == "count" else "mze"
 
     def mse(key, sel=None):

@@ -41,3 +41,21 @@ def test_dual_on_ordinal_is_a_one_line_error(shared_data, tmp_path, cli_env):
     out = subprocess.run(cli_command() + ["run", "dataset=stock", "model=sggpm", "sggpm.method=dual_sparse",
                                           f"results_dir={tmp_path}"], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "no ordinal version" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_progress_lines_one_per_fold(shared_data, tmp_path, capsys, monkeypatch):
+    """trainer.progress=lines (a sweep's default): SGGPM's own loop prints a still-training line per fold at a 1 ns
+    interval, counting the folds that run.json's curve then holds."""
+    from dlm_bench.run import execute
+
+    monkeypatch.setenv("DLM_BENCH_MIRROR", str(shared_data))
+    monkeypatch.setenv("DLM_BENCH_DATA", str(tmp_path / "cache"))
+    monkeypatch.setenv("DLM_BENCH_HEARTBEAT_S", "1e-9")
+    cfg = compose_config(["dataset=ucsdpeds1l", "model=sggpm", "sggpm.method=fp_sparse", "sggpm.size_index=0",
+                          "sggpm.max_folds=3", "trainer.progress=lines", f"results_dir={tmp_path}"])
+    record, run_dir = execute(cfg)
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if "still training" in ln]
+    assert record.status == "ok" and record.metrics["folds"] == 3
+    M = record.metrics["set_size"]
+    assert len(lines) == 3 and lines == [f"[dlm-bench] still training (SGGPM fp_sparse, M = {M}): fold {k}/3, " + ln.split(", ")[-1]
+                     for k, ln in zip((1, 2, 3), lines)]
