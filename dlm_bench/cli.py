@@ -204,7 +204,7 @@ def cmd_sweep(args) -> int:
     overrides = [ov for ov in overrides if not ov.startswith("results_dir=")]
     overrides.append(f"results_dir={os.path.abspath(results_dir)}")
     if not any(ov.startswith("trainer.progress=") for ov in overrides):
-        overrides.append("trainer.progress=lines")  # no bars in a shared log; a line every 10 min (train.Heartbeat)
+        overrides.append("trainer.progress=lines")  # no bars in a shared log; a line every 10 min (logline.Heartbeat)
     if args.force:
         overrides.append("resume.force=true")
     if args.retry_failed:

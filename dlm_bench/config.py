@@ -57,7 +57,7 @@ class Progress(Enum):
     auto = "auto"  # a progress bar when stderr is a TTY
     on = "on"
     off = "off"
-    lines = "lines"  # a "still training" line every few minutes (a sweep's default: train.Heartbeat)
+    lines = "lines"  # a "still training" line every few minutes (a sweep's default: logline.Heartbeat)
 
 
 class PacLoss(Enum):

@@ -28,9 +28,8 @@ class Heartbeat:
     """trainer.progress=lines, a sweep's default: one `still training` line every `every_s` seconds of a training
     (iteration, loss, minutes), so a log shows that a long job (a batched beta group or a SAVIGP fit can train for
     hours) is alive and how far it is. Used by the Trainer, batched beta groups, SAVIGP's global iterations and
-    SGGPM's folds. A
-    bar would garble a log that parallel jobs share; a line per finished run comes only at the end. `clock` is
-    injectable for tests."""
+    SGGPM's folds. A bar would garble a log that parallel jobs share; a line per finished run comes only at the
+    end. `clock` is injectable for tests."""
 
     def __init__(self, every_s: float, clock=time.perf_counter):
         if not every_s > 0:
@@ -45,6 +44,11 @@ class Heartbeat:
             return cls(float(raw))
         except ValueError:
             raise ValueError(f"{HEARTBEAT_ENV} must be a number of seconds > 0, got {raw!r}") from None
+
+    @classmethod
+    def for_progress(cls, mode) -> "Heartbeat | None":
+        """The heartbeat trainer.progress asks for (a Progress or its value): one for `lines`, else None."""
+        return cls.from_env() if getattr(mode, "value", mode) == "lines" else None
 
     def start(self) -> None:
         self.t0 = self.clock()

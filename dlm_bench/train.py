@@ -96,7 +96,7 @@ class Trainer:
             seed=seed,
             tol_on=trainer_cfg.get("tol_on", "mean"),
             stochastic_lr=trainer_cfg.get("stochastic_lr"),
-            heartbeat=Heartbeat.from_env() if mode == "lines" else None,
+            heartbeat=Heartbeat.for_progress(mode),
         )
 
     @staticmethod

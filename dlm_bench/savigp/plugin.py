@@ -274,7 +274,7 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
               evals={"mog": s.evals_mog, "hyp": s.evals_hyp, "ll": s.evals_ll}, max_iter=s.max_iter,
               optimizer=s.optimizer, lr=s.lr, xtol=s.xtol, ftol=s.ftol, resample=s.resample, seed=s.sample_seed + cfg.seed,
               track=track, max_wall_s=s.max_wall_s,
-              heartbeat=Heartbeat.from_env() if cfg.trainer.progress.value == "lines" else None)
+              heartbeat=Heartbeat.for_progress(cfg.trainer.progress))
     out.status, out.error, out.curve = res.status, res.error, res.curve
     out.train = {"iterations": res.iterations, "epochs": None, "converged": bool(res.converged), "wall_s": res.wall_s,
                  "cpu_s": res.cpu_s, "final_loss": -res.final_elbo if res.final_elbo is not None else None,

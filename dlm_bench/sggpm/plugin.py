@@ -127,7 +127,7 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
     ctx.begin_training()
     w0 = time.perf_counter()
     rows, trained = [], None
-    beat = Heartbeat.from_env() if cfg.trainer.progress.value == "lines" else None
+    beat = Heartbeat.for_progress(cfg.trainer.progress)
     for k in range(n_eval):
         f = folds[k]
         if kind == "sod" and trained is not None:
