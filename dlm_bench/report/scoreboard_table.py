@@ -106,8 +106,8 @@ ROWS: tuple[Row, ...] = (
       paper_value="at large n joint DLM selects beta < 1, the other methods do not",
       ours=selected_betas("dlm_fig1c_large/dlm_supp_beta_cadata_selected_beta.md"),
       note="reduced: 3 seeds, 12 of 21 betas for joint DLM, 8 for the others (108 ... 0.0132); joint DLM selects beta "
-           "0.42 / 0.42 / 0.84 < 1 (3 of 3 seeds, shown; 3.38 worse than 1.69 in every seed), but fixed DLM and beta-ELBO select the grid's smallest beta, 0.0132, in 3 of 3 (curves flat "
-           "below 0.4, rising above 27 to 108); the 9 betas left for all methods and 4 for two: ~6 CPU hours more",
+           "0.42 / 0.42 / 0.84 < 1 (3 of 3 seeds, shown; 3.38 worse than 1.69 in every seed), but fixed DLM and "
+           "beta-ELBO select the grid's smallest beta, 0.0132, in 3 of 3 (curves flat below 0.4, rising above 27 to 108); the 9 betas left for all methods and 4 for two: ~6 CPU hours more",
       figures=("Fig. 1",)),
     R("dlm", "Fig. 1(d)", "ringnorm, test NLL vs training size (probit)", PAPER, ("dlm_classification",),
       ("dlm_classification",), paper_value="DLM comparable to or better than ELBO and beta-ELBO",
@@ -144,7 +144,8 @@ ROWS: tuple[Row, ...] = (
             num("beta-ELBO (next)", "dlm_supp_pol/dlm_supp_pol_by_train_size.md", "test_nll", train_size=1000, series="beta-ELBO")),
       note="n = 100, 300 (5 seeds), 1000 (3 seeds) and 3000 (2 seeds) of 100 ... 10000: shown at n = 1000 (4.3 "
            "combined SE below the next line, lowest in 3 of 3 seeds) and n = 3000 (0.060 +- 0.002 against FITC's "
-           "0.291 +- 0.015, 15 SE), not at n <= 300. n = 3000 seed 2: 5 of 7 lines run (runs_n3000.tgz, not yet in the tables), sq-DLM 12 betas and fixed sq-DLM left",
+           "0.291 +- 0.015, 15 SE), not at n <= 300. n = 3000 seed 2: 5 of 7 lines run (runs_n3000.tgz, not yet in "
+           "the tables), sq-DLM 12 betas and fixed sq-DLM left",
       figures=("Fig. 1",)),
     R("dlm", "Suppl. Fig. 2, pol", "test MSE vs training size, 7 methods, M = 100", NOT_REPRODUCED,
       ("dlm_supp_pol",), ("dlm_supp_pol",),
