@@ -383,7 +383,7 @@ ROWS: tuple[Row, ...] = (
             num("grad-SoD", "sggpm_fig4_stock/tables.md", "M=56", heading="stock: MZE", method="grad-SoD")),
       note="FP-sparse = grad-sparse at every size and 1.7-4.7x faster; sparse below SoD (>= 4.3 SE); FP-SoD does not "
            "converge with learning at M <= 36 (a departure). Run before the 2026-11-25 ordinal quadrature fixes (on "
-           "Fig. 2 they moved MZE by <= 0.012); re-run 15 of 25 points (2026-11-27): sparse MZE unchanged, "
+           "Fig. 2 they moved MZE by <= 0.012); re-run 16 of 25 points (2026-11-27): sparse MZE unchanged, "
            "Laplace-SoD moved up to 0.081", figures=("Fig. 4",)),
     R("sggpm", "Fig. 4, usps35", "hyperparameters learned, binary", NOT_RUN, ("sggpm_fig4",), reason=DOWNLOAD,
       note="usps35 needs a download", figures=("Fig. 4",)),
