@@ -381,10 +381,10 @@ ROWS: tuple[Row, ...] = (
       ours=(num("M=56 MZE FP-sparse", "sggpm_fig4_stock/tables.md", "M=56", heading="stock: MZE", method="FP-sparse"),
             num("grad-sparse", "sggpm_fig4_stock/tables.md", "M=56", heading="stock: MZE", method="grad-sparse"),
             num("grad-SoD", "sggpm_fig4_stock/tables.md", "M=56", heading="stock: MZE", method="grad-SoD")),
-      note="FP-sparse = grad-sparse at every size and 1.7-4.7x faster; sparse below SoD (>= 4.3 SE); FP-SoD does not "
-           "converge with learning at M <= 36 (a departure). Run before the 2026-11-25 ordinal quadrature fixes (on "
-           "Fig. 2 they moved MZE by <= 0.012); re-run 16 of 25 points (2026-11-27): sparse MZE unchanged, "
-           "Laplace-SoD moved up to 0.081", figures=("Fig. 4",)),
+      note="re-run 2026-11-27 after the ordinal quadrature fixes (sparse MZE unchanged, SoD moved <= 0.081): "
+           "FP-sparse = grad-sparse at every size and 1.6-3.9x faster; sparse below SoD (>= 4.3 SE); FP-SoD with "
+           "learning stops at a -VLB 1.6-4.3x grad-SoD's at M <= 36, level only at M = 56 (a departure)",
+      figures=("Fig. 4",)),
     R("sggpm", "Fig. 4, usps35", "hyperparameters learned, binary", NOT_RUN, ("sggpm_fig4",), reason=DOWNLOAD,
       note="usps35 needs a download", figures=("Fig. 4",)),
     R("sggpm", "Supplement, further data sets", "bikehour, yeast, movielens learning curves", NOT_RUN, reason=NOT_BUILT,
