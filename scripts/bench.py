@@ -1,7 +1,8 @@
 """`make bench`: every benchmark, then one line per ratio (issue 16 targets). Offline: synthetic data,
 shipped boston, and abalone/twonorm only if available without a download (else generated; see
 scripts/bench_ups.py). Details of each benchmark first, the summary last. docs/performance.md explains
-the lines. In-process benchmarks run single threaded (torch.set_num_threads(1)) unless --threads.
+the lines. In-process benchmarks run single threaded (torch.set_num_threads(1)) unless --threads. `--device cuda` runs the
+CUDA path instead: scripts/bench_device.py, CPU vs GPU wall per step at three paper sizes.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import torch  # noqa: E402
 
 import bench_batched  # noqa: E402
 import bench_batched_joint  # noqa: E402
+import bench_device  # noqa: E402
 import bench_fixed  # noqa: E402
 import bench_ordinal_site  # noqa: E402
 import bench_pac_sgp  # noqa: E402
@@ -37,7 +39,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="fewer repeats (noisier)")
+    ap.add_argument("--device", default="cpu", help="cuda: the CUDA path (bench_device.py) instead of the CPU suite")
     args = ap.parse_args()
+    if args.device != "cpu":
+        bench_device.main(["--device", args.device, *(["--rounds", "3", "--cpu-rounds", "1"] if args.quick else [])])
+        return
     torch.set_num_threads(args.threads)
     q = args.quick
     t0 = time.perf_counter()

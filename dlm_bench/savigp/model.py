@@ -32,6 +32,10 @@ POSTERIORS = ("fg", "mog")
 # Boston (S = 2000, N = 300, Q = 1): 47.5 ms at once, 44.8 ms in blocks of 128, 49.6 in blocks of 64 (the rule: 262).
 SAMPLE_BLOCK_ELEMENTS = 2 ** 19
 MIN_POINTS_PER_BLOCK = 64
+# On a GPU there is no cache to fit: each block is one round of some forty kernel launches (value and gradient), so
+# small blocks make the evaluation launch-bound (MNIST, S = 2000, N = 60000: 229 blocks of 262 points). Blocks there only
+# bound memory: 2^27 elements is 1 GiB per float64 sample array (MNIST in one block; a dozen such arrays live at once).
+SAMPLE_BLOCK_ELEMENTS_GPU = 2 ** 27
 
 
 class SEKernel(nn.Module):
@@ -231,10 +235,13 @@ class Savigp(nn.Module):
             out.append(((gr * er).mean(1) - a * er.mean(0)) / scale)
         return out
 
-    def points_per_block(self, num_samples: int) -> int:
+    def points_per_block(self, num_samples: int, device: torch.device | None = None) -> int:
         """Points per block of L_ell for `num_samples` samples: about SAMPLE_BLOCK_ELEMENTS elements in each
-        (K, S, block, Q) sample array, at least MIN_POINTS_PER_BLOCK (see SAMPLE_BLOCK_ELEMENTS)."""
-        return max(MIN_POINTS_PER_BLOCK, SAMPLE_BLOCK_ELEMENTS // (self.K * num_samples * self.Q))
+        (K, S, block, Q) sample array (SAMPLE_BLOCK_ELEMENTS_GPU on a CUDA device), at least MIN_POINTS_PER_BLOCK.
+        device: where the samples live (default: the model's)."""
+        device = self.m.device if device is None else torch.device(device)
+        budget = SAMPLE_BLOCK_ELEMENTS_GPU if device.type == "cuda" else SAMPLE_BLOCK_ELEMENTS
+        return max(MIN_POINTS_PER_BLOCK, budget // (self.K * num_samples * self.Q))
 
     def elbo(self, X, y, eps, chunk: int | None = None):
         """(value, surrogate): value is the ELBO estimate, surrogate has the estimator's gradient. chunk: evaluate

@@ -292,6 +292,9 @@ def test_elbo_over_point_blocks_equals_all_at_once(posterior, K, softmax):
     # points_per_block: about 2^19 sample elements per block, at least 64 points
     assert mod.points_per_block(2000) == max(64, 2 ** 19 // (K * 2000 * mod.Q))
     assert mod.points_per_block(10) == 2 ** 19 // (K * 10 * mod.Q)
+    # on a CUDA device the blocks only bound memory: 2^27 elements (MNIST's S = 2000 x N = 60000 in one block)
+    assert mod.points_per_block(2000, torch.device("cuda")) == 2 ** 27 // (K * 2000 * mod.Q)
+    assert mod.points_per_block(2000, "cpu") == mod.points_per_block(2000)
 
 
 def test_fit_heartbeat_line_per_global_iteration_shows_the_curve_elbo(capsys):
