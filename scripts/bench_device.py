@@ -108,12 +108,13 @@ def main(argv=None):
     name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else str(dev)
     print(f"CPU ({torch.get_num_threads()} threads) vs {name}, float64, torch {torch.__version__}", flush=True)
     rows = []
-    for (cpu_step, label), (dev_step, _) in zip(workloads(torch.device("cpu"), args.n_scale),
-                                                 workloads(dev, args.n_scale)):
+    for (cpu_step, cpu_label), (dev_step, label) in zip(workloads(torch.device("cpu"), args.n_scale),
+                                                         workloads(dev, args.n_scale)):
         cpu_s = timed(cpu_step, torch.device("cpu"), args.cpu_rounds)
         dev_s = timed(dev_step, dev, args.rounds)
         rows.append((label, cpu_s, dev_s))
-        print(f"  {label}: CPU {cpu_s * 1e3:.1f} ms, {dev.type} {dev_s * 1e3:.1f} ms, speed-up {cpu_s / dev_s:.1f}x",
+        shown = label if label == cpu_label else f"{label}; on the CPU {cpu_label.split('(')[-1].rstrip(')')}"
+        print(f"  {shown}: CPU {cpu_s * 1e3:.1f} ms, {dev.type} {dev_s * 1e3:.1f} ms, speed-up {cpu_s / dev_s:.1f}x",
               flush=True)
         del cpu_step, dev_step
         if dev.type == "cuda":
