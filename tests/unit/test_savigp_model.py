@@ -340,3 +340,21 @@ def test_score_terms_equal_the_direct_control_variate_formula(estimator, holdout
             rows = slice(c, None) if holdout else slice(None)
             ref = ((g[..., None] - a[:, None]) * h)[:, rows].mean(1)
         np.testing.assert_allclose(out.numpy(), ref, rtol=1e-11, atol=1e-13)
+
+
+@pytest.mark.parametrize("method,likelihood", [("savigp_fg", "gaussian"), ("savigp_mog2", "gaussian"),
+                                               ("savigp_fg", "softmax")])
+def test_plugin_builds_the_model_on_the_data_device(method, likelihood):
+    """`savigp.plugin.build` puts every parameter on the training inputs' device before it initialises q(u) from
+    K_zz: built on the CPU and moved afterwards, device=cuda runs failed (cuda Z against CPU kernel parameters). The
+    meta device stands in for a second device here (no GPU in CI): any CPU tensor mixed in raises."""
+    from dlm_bench.cli import compose_config
+    from dlm_bench.savigp.plugin import build
+
+    cfg = compose_config(["experiment=savigp_fig1", f"method={method}", "savigp.sparsity_factor=0.5",
+                          f"savigp.likelihood={likelihood}"])
+    X = torch.rand(40, 3, dtype=torch.float64, device="meta")
+    y = torch.zeros(40, dtype=torch.float64, device="meta")
+    model = build(cfg, X, y, 3 if likelihood == "softmax" else 1)
+    assert {p.device.type for p in model.parameters()} == {"meta"}
+    assert model.points_per_block(2000) == model.points_per_block(2000, "cpu")  # meta is not a GPU
