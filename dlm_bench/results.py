@@ -130,4 +130,6 @@ def env_info() -> dict:
         "python": platform.python_version(),
         "git": git_sha(),
         "host": socket.gethostname(),
+        # which GPU gave a CUDA run's timings (train.device says whether the run used it)
+        "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
     }

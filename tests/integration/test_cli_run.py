@@ -15,7 +15,7 @@ CONTRACT_TOP = {
     "config", "env",
 }
 CONTRACT_TRAIN = {"iterations", "epochs", "converged", "wall_s", "final_loss", "device", "dtype", "tol_on", "threads"}
-CONTRACT_ENV = {"dlm_bench", "torch", "gpytorch", "python", "git", "host"}
+CONTRACT_ENV = {"dlm_bench", "torch", "gpytorch", "python", "git", "host", "gpu"}
 
 
 def run_cli(args, env, timeout=300):
