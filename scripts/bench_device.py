@@ -22,10 +22,9 @@ import time
 
 import torch
 
+from bench_pac_sgp import synthetic_bundle
 from dlm_bench.cli import compose_config
-from dlm_bench.models.builders import build_bundle
 from dlm_bench.run.context import seed_everything
-from dlm_bench.task_defaults import resolve_task_defaults
 
 
 def savigp_step(device, n_scale):
@@ -51,13 +50,8 @@ def savigp_step(device, n_scale):
 
 
 def bundle_step(overrides, n, d, batch, device, name):
-    g = torch.Generator().manual_seed(0)
-    X = torch.randn(n, d, generator=g, dtype=torch.float64)
-    y = torch.sin(X[:, :3].sum(-1)) + 0.1 * torch.randn(n, generator=g, dtype=torch.float64)
-    cfg = compose_config([*overrides, "trainer.progress=off"])
-    resolve_task_defaults(cfg)
-    seed_everything(0)
-    bundle = build_bundle(cfg, X, y).double().to(device)
+    bundle, X, y = synthetic_bundle(overrides, n, d)
+    bundle = bundle.to(device)
     bundle.train()
     Xb, yb = X[:batch].to(device), y[:batch].to(device)
     params = list(bundle.trainable_parameters())

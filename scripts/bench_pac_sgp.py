@@ -26,15 +26,21 @@ from dlm_bench.run.context import seed_everything
 from dlm_bench.task_defaults import resolve_task_defaults
 
 
-def make_bundle(n=3000, d=26, m=500, seed=0):
+def synthetic_bundle(overrides, n, d, seed=0):
+    """The bundle a run with `overrides` builds, on synthetic regression data (N(0, I) inputs, y = sin of the first
+    three plus noise); also scripts/bench_device.py's DLM and PAC workloads."""
     g = torch.Generator().manual_seed(seed)
     X = torch.randn(n, d, generator=g, dtype=torch.float64)
     y = torch.sin(X[:, :3].sum(-1)) + 0.1 * torch.randn(n, generator=g, dtype=torch.float64)
-    cfg = compose_config(["experiment=pac_table2", "dataset=pol", "model.ard=true", f"model.num_inducing={m}",
-                          "method=kl_pac_sgp", f"seed={seed}", "trainer.progress=off"])
+    cfg = compose_config([*overrides, f"seed={seed}", "trainer.progress=off"])
     resolve_task_defaults(cfg)
     seed_everything(seed)
     return build_bundle(cfg, X, y).double(), X, y
+
+
+def make_bundle(n=3000, d=26, m=500, seed=0):
+    return synthetic_bundle(["experiment=pac_table2", "dataset=pol", "model.ard=true", f"model.num_inducing={m}",
+                             "method=kl_pac_sgp"], n, d, seed)
 
 
 def loss_via_predict(bundle, X, y):

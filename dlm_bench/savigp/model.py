@@ -95,6 +95,7 @@ class Savigp(nn.Module):
         else:  # upstream init: s = 0.5, pi = softmax of U(1, 5) draws
             self.log_s = nn.Parameter(torch.full((components, Q, self.M), math.log(0.5), dtype=torch.float64))
         self.pi_logits = nn.Parameter(1 + 4 * torch.rand(components, generator=g, dtype=torch.float64))
+        self.to(Z[0].device)  # a model lives where its Z does: init_posterior mixes Z with the kernel parameters
 
     # ------------------------------------------------------------------ parameters
     @property

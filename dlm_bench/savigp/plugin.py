@@ -151,7 +151,7 @@ def build(cfg: DictConfig, X: torch.Tensor, y: torch.Tensor, num_classes: int) -
     K = 1 if s.posterior == "fg" else s.components
     model = Savigp([Z] * Q, lik, posterior=s.posterior, components=K, ard=s.ard, lengthscale=s.lengthscale_init,
                    variance=s.variance_init, latent_noise=s.latent_noise, entropy=s.entropy, estimator=s.estimator,
-                   cv_samples=s.cv_samples, cv_holdout=s.cv_holdout, seed=cfg.seed).to(X.device)  # Z is on X's device
+                   cv_samples=s.cv_samples, cv_holdout=s.cv_holdout, seed=cfg.seed)
     T = latent_targets(s, y, lik, Q)  # (N, Q)
     if s.inducing == "kmeans":  # cluster mean of the targets
         m0 = torch.stack([T[assign == c].mean(0) if (assign == c).any() else T.mean(0) for c in range(Z.shape[0])])

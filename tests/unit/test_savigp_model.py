@@ -345,9 +345,10 @@ def test_score_terms_equal_the_direct_control_variate_formula(estimator, holdout
 @pytest.mark.parametrize("method,likelihood", [("savigp_fg", "gaussian"), ("savigp_mog2", "gaussian"),
                                                ("savigp_fg", "softmax")])
 def test_plugin_builds_the_model_on_the_data_device(method, likelihood):
-    """`savigp.plugin.build` puts every parameter on the training inputs' device before it initialises q(u) from
-    K_zz: built on the CPU and moved afterwards, device=cuda runs failed (cuda Z against CPU kernel parameters). The
-    meta device stands in for a second device here (no GPU in CI): any CPU tensor mixed in raises."""
+    """`savigp.plugin.build` puts every parameter on the training inputs' device (Savigp lives where its Z does)
+    before it initialises q(u) from K_zz: built on the CPU and moved afterwards, device=cuda runs failed (cuda Z
+    against CPU kernel parameters). The meta device stands in for a second device here (no GPU in CI): any CPU
+    tensor mixed in raises."""
     from dlm_bench.cli import compose_config
     from dlm_bench.savigp.plugin import build
 
