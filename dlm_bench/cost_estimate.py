@@ -8,7 +8,11 @@ Two sources, best first:
    c0, c1 were fitted by least squares on 405 unbatched joint runs of the committed DLM reproductions (2-core
    x86_64, one thread; median error 20 %); `factor` per (likelihood, hyperparameters, batched) is the median
    measured / modelled ratio of 7600 archived runs (FACTORS). It is recalibrated from the finished runs in the
-   results directory: a class with 3 or more finished runs uses their median ratio instead.
+   results directory: a class with 3 or more finished runs uses their median ratio instead. Two terms the DLM SVGP
+   fit could not see: an L-BFGS step (PAC, SGPR, FITC, exact GP) costs OPTIMIZER_FACTORS times an Adam step of the
+   same W (line-search evaluations, the collapsed bounds' n M^2 work), and a sampling estimator (bMC, uPS,
+   smooth-bMC with L samples) adds C_SAMPLE x B x L per step. A class is (model, optimizer, likelihood,
+   hyperparameters, batched).
 Models with their own fit loop (lgm_*, sggpm, savigp) have no cost model: only finished runs of the same settings
 estimate them; otherwise they are counted as "no estimate". Times are single-core seconds (one thread per run, as
 the thread rule gives small problems) plus RUN_OVERHEAD_S per point; a loaded machine's wall time is longer.
@@ -36,6 +40,13 @@ FACTORS = {
     ("none", "joint", False): 0.91, ("none", "fixed", False): 0.001,  # sq-DLM: fixed is one closed-form solve
 }
 DEFAULT_FACTOR = 1.5  # other likelihoods (logistic, Student-t, Poisson softplus): quadrature, like probit-Poisson
+# measured / modelled of the archived L-BFGS runs (docs/reproductions: pac_table2 and pac_table3 at n = 3000, M = 500,
+# 63 runs; the exact GPs of pac_table1, pac_fig1 and pac_fig6, which stop after about 20 of their 300-500 iterations)
+OPTIMIZER_FACTORS = {
+    ("pac_sgp", "lbfgs"): 3.6, ("sgpr", "lbfgs"): 2.2, ("fitc", "lbfgs"): 2.6,
+    ("exact_gp", "lbfgs"): 0.1, ("pac_gp", "lbfgs"): 0.1,
+}
+C_SAMPLE = 6e-8  # seconds per sampled point per step: bMC-100 against exact, dlm_supp_fig15 on pol (B = 6000)
 IGNORED = ("seed", "results_dir", "run_dir", "launcher", "resume", "report")
 
 
@@ -72,7 +83,20 @@ def n_train(config: dict) -> int | None:
     return min(base, p["train_size"]) if p.get("train_size") else base
 
 
-def modelled_seconds(config: dict, model: str, likelihood: str | None, batched: bool) -> float | None:
+def cost_class(config: dict, model: str, likelihood: str | None, batched: bool) -> tuple:
+    """What the factor of the cost model is kept (and recalibrated) per."""
+    lik = "none" if config["objective"]["name"] == "sq_dlm" else (likelihood or "gaussian")
+    hyp = str(config["objective"].get("hyperparameters", "joint"))
+    return model, (config.get("trainer") or {}).get("optimizer", "adam"), lik, hyp, batched
+
+
+def default_factor(cls: tuple) -> float:
+    model, optimizer, lik, hyp, batched = cls
+    return FACTORS.get((lik, hyp, batched), DEFAULT_FACTOR) * OPTIMIZER_FACTORS.get((model, optimizer), 1.0)
+
+
+def model_terms(config: dict, model: str) -> tuple[float, float] | None:
+    """(the step work's seconds before the class factor, the sampling estimator's seconds), or None (no model)."""
     if model not in ("svgp", "sgpr", "fitc", "exact_gp", "pac_gp", "pac_sgp"):
         return None
     n = n_train(config)
@@ -82,10 +106,16 @@ def modelled_seconds(config: dict, model: str, likelihood: str | None, batched: 
     M = n if model in ("exact_gp", "pac_gp") else min(config["model"]["num_inducing"], n)
     B = min(t.get("batch_size") or n, n)
     steps = t["max_iters"] if not t.get("epochs") else t["epochs"] * math.ceil(n / B)
-    lik = "none" if config["objective"]["name"] == "sq_dlm" else (likelihood or "gaussian")
-    hyp = str(config["objective"].get("hyperparameters", "joint"))
-    factor = FACTORS.get((lik, hyp, batched), DEFAULT_FACTOR)
-    return factor * steps * (C0 + C1 * (B * M * M + M**3))
+    est = config.get("estimator") or {}
+    samples = (est.get("num_samples") or 0) if est.get("name") in ("bmc", "ups", "smooth_bmc") else 0
+    return steps * (C0 + C1 * (B * M * M + M**3)), steps * C_SAMPLE * B * samples
+
+
+def modelled_seconds(config: dict, model: str, likelihood: str | None, batched: bool) -> float | None:
+    terms = model_terms(config, model)
+    if terms is None:
+        return None
+    return default_factor(cost_class(config, model, likelihood, batched)) * terms[0] + terms[1]
 
 
 @dataclass
@@ -151,11 +181,10 @@ def estimate(points: list[tuple[dict, str | None]], root: Path) -> Estimate:
             continue
         same[settings_key(rec["config"])].append(s)
         batched = bool((rec.get("train") or {}).get("batched"))
-        m = modelled_seconds(rec["config"], rec["model"], rec.get("likelihood"), batched)
-        if m:
-            lik = "none" if rec.get("objective") == "sq_dlm" else (rec.get("likelihood") or "gaussian")
-            ratios[(lik, rec.get("hyperparameters"), batched)].append(s / (m / FACTORS.get(
-                (lik, rec.get("hyperparameters"), batched), DEFAULT_FACTOR)))
+        terms = model_terms(rec["config"], rec["model"])
+        if terms and terms[0] > 0:
+            ratios[cost_class(rec["config"], rec["model"], rec.get("likelihood"), batched)].append(
+                max(s - terms[1], 0.0) / terms[0])
     factors = {k: median(v) for k, v in ratios.items() if len(v) >= 3}
     est = Estimate(calibrated_on=sum(len(v) for k, v in ratios.items() if k in factors))
     groups = defaultdict(int)  # a batched beta group: one job pays the overhead for all its members
@@ -170,14 +199,12 @@ def estimate(points: list[tuple[dict, str | None]], root: Path) -> Estimate:
             est.from_runs += 1
             continue
         batched = _batched(config)
-        m = modelled_seconds(config, config["model"]["name"], likelihood, batched)
-        if m is None:
+        terms = model_terms(config, config["model"]["name"])
+        if terms is None:
             est.unknown += 1
             continue
-        lik = "none" if config["objective"]["name"] == "sq_dlm" else (likelihood or "gaussian")
-        k = (lik, str(config["objective"].get("hyperparameters", "joint")), batched)
-        if k in factors:
-            m = m / FACTORS.get(k, DEFAULT_FACTOR) * factors[k]
+        cls = cost_class(config, config["model"]["name"], likelihood, batched)
+        m = factors.get(cls, default_factor(cls)) * terms[0] + terms[1]
         est.seconds += m + overhead
         est.from_model += 1
     return est
