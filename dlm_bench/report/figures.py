@@ -62,6 +62,7 @@ def make_curve_figure(df: pd.DataFrame, spec):
     series = [m.label for m in spec.methods] if spec.methods else sorted(data[SERIES].unique())
     for j, ds in enumerate(datasets):
         ax = axes[0][j]
+        drawn = 0
         for label in series:
             runs = data[(data["dataset"] == ds) & (data[SERIES] == label)]
             curves = []
@@ -79,9 +80,13 @@ def make_curve_figure(df: pd.DataFrame, spec):
             if not curves:
                 continue
             agg = mean_se(pd.concat(curves), [spec.x], (spec.metric,)).sort_values(spec.x)
+            drawn += 1
             line = ax.plot(agg[spec.x], agg["mean"], label=label)[0]
             ax.fill_between(agg[spec.x], agg["mean"] - agg["se"].fillna(0), agg["mean"] + agg["se"].fillna(0),
                             color=line.get_color(), alpha=0.2)
+        if not drawn:  # e.g. runs restored from a report's runs.tgz, which keeps run.json but not curve.csv
+            ax.text(0.5, 0.5, f"no {spec.metric} curve:\nits runs have no curve.csv", ha="center", va="center",
+                    transform=ax.transAxes)
         ax.set_xlabel(spec.x)
         ax.set_ylabel(spec.metric)
         ax.set_yscale(getattr(spec, "yscale", "linear"))

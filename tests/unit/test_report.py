@@ -125,6 +125,24 @@ def test_curve_figure_averages_tracked_metrics_over_seeds(tmp_path):
     assert list(line.get_ydata()) == pytest.approx([2.0 + 1.0, 1.0 + 1.0])  # mean over seeds 0, 1, 2
 
 
+def test_curve_panel_without_curve_files_says_so(tmp_path):
+    """A dataset whose runs have no curve.csv (restored from a runs.tgz) gets a panel that says why it is empty."""
+    from dlm_bench.report.figures import make_curve_figure
+    from dlm_bench.report.specs import CurveSpec
+
+    write_runs(tmp_path)
+    df = collect([tmp_path])
+    for run_dir in df.run_dir:
+        pd.DataFrame({"iteration": [1, 10], "test_nll": [2.0, 1.0]}).to_csv(f"{run_dir}/curve.csv", index=False)
+    other = df.assign(dataset="restored", run_dir=[str(tmp_path / f"gone{i}") for i in range(len(df))])
+    fig = make_curve_figure(pd.concat([df, other])[lambda d: d.beta == 1.0], CurveSpec("c", metric="test_nll"))
+    panels = {ax.get_title(): ax for ax in fig.axes}
+    restored, (kept,) = panels.pop("restored"), panels.values()
+    assert not restored.get_lines()
+    assert [t.get_text() for t in restored.texts] == ["no test_nll curve:\nits runs have no curve.csv"]
+    assert len(kept.get_lines()) == 2 and not kept.texts
+
+
 def test_collect_flattens_config_for_filtering(tmp_path):
     write_runs(tmp_path)
     d = next(tmp_path.glob("synthetic/*/"))
