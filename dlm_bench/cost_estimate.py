@@ -113,11 +113,14 @@ def model_terms(config: dict, model: str) -> tuple[float, float] | None:
     return steps * (C0 + C1 * (B * M * M + M**3)), steps * C_SAMPLE * B * samples
 
 
-def modelled_seconds(config: dict, model: str, likelihood: str | None, batched: bool) -> float | None:
+def modelled_seconds(config: dict, model: str, likelihood: str | None, batched: bool,
+                     factors: dict | None = None) -> float | None:
+    """The cost model's seconds for one run; `factors`: recalibrated class factors, where a class has them."""
     terms = model_terms(config, model)
     if terms is None:
         return None
-    return default_factor(cost_class(config, model, likelihood, batched)) * terms[0] + terms[1]
+    cls = cost_class(config, model, likelihood, batched)
+    return (factors or {}).get(cls, default_factor(cls)) * terms[0] + terms[1]
 
 
 @dataclass
@@ -200,13 +203,10 @@ def estimate(points: list[tuple[dict, str | None]], root: Path) -> Estimate:
             est.seconds += median(same[key]) + overhead
             est.from_runs += 1
             continue
-        batched = _batched(config)
-        terms = model_terms(config, config["model"]["name"])
-        if terms is None:
+        m = modelled_seconds(config, config["model"]["name"], likelihood, _batched(config), factors)
+        if m is None:
             est.unknown += 1
             continue
-        cls = cost_class(config, config["model"]["name"], likelihood, batched)
-        m = factors.get(cls, default_factor(cls)) * terms[0] + terms[1]
         est.seconds += m + overhead
         est.from_model += 1
     return est
