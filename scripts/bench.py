@@ -21,6 +21,7 @@ import bench_batched  # noqa: E402
 import bench_batched_joint  # noqa: E402
 import bench_device  # noqa: E402
 import bench_fixed  # noqa: E402
+import bench_laplace_cascade  # noqa: E402
 import bench_ordinal_site  # noqa: E402
 import bench_pac_sgp  # noqa: E402
 import bench_student_t  # noqa: E402
@@ -67,6 +68,9 @@ def main():
     bj_ratio, bj_s = bench_batched_joint.main(["--rounds", "2" if q else "5"])
     print("== Student-t DLM step (the likelihood layer's quadrature, issue 26)", flush=True)
     student_t_ms = bench_student_t.main(["--rounds", "3" if q else "5"])
+    print("== Poisson quadrature DLM step, Laplace-Hermite cascade vs (12, 20) (supplement Figs. 13-14 setting)",
+          flush=True)
+    cascade = bench_laplace_cascade.main(["--rounds", "3" if q else "5", "--warmup", "100" if q else "200"])
     print("== SAVIGP ELBO evaluation (savigp_fig1 size: Boston, M=300, S=2000)", flush=True)
     savigp_ms, savigp_fwd, savigp_total, (sn, sm, ss) = bench_savigp.main(["--rounds", "3" if q else "5"])
     print("== kl-PAC-SGP loss + gradient (PAC Table 2 size: N=3000, M=500, SE-ARD)", flush=True)
@@ -100,6 +104,8 @@ def main():
           f"({bj_s * 1e3:.0f} ms; no target, < 1: the blocking's gain)")
     print(f"Student-t DLM step (boston, M=50, quadrature)    {student_t_ms:6.2f} ms/iteration   target <= 1.5 x "
           f"{STUDENT_T_BEFORE_MS} ms (measured before issue 26): {verdict(student_t_ms <= 1.5 * STUDENT_T_BEFORE_MS)}")
+    print("Poisson quadrature DLM step, Laplace-Hermite cascade / (12, 20) (abalone, n=2000, M=50)  "
+          + ", ".join(f"{when} {r:.2f}" for when, r in cascade.items()) + "   (no target, < 1: the cascade's gain)")
     print(f"SAVIGP ELBO evaluation, Boston N={sn} M={sm} S={ss} (savigp_fig1, SF 1.0)  {savigp_ms['value']:6.1f} ms "
           f"({savigp_fwd / 1e6:.0f} Mflop, {savigp_fwd / savigp_ms['value'] / 1e6:.2f} GFLOP/s); with gradient "
           f"{savigp_ms['value+grad']:.1f} ms ({savigp_total / 1e6:.0f} Mflop, "

@@ -150,7 +150,7 @@ LOG_CONCAVE = [n for n in NAMES if getattr(LIKELIHOODS[n], "log_concave", False)
 @pytest.mark.parametrize("name", LOG_CONCAVE)
 def test_laplace_hermite_log_marginal_where_trusted(name):
     """log E_q[p] of a log-concave likelihood first tries Laplace-centred Gauss-Hermite with an embedded error
-    estimate (12 vs 20 nodes); on 80 random cases (outlying targets, means far from them, var from 1e-5 to the
+    estimate (successive rules of LAPLACE_NODES); on 80 random cases (outlying targets, means far from them, var from 1e-5 to the
     contract's limit) the points it trusts are within 1e-8 of the dense grid in the value and both gradients, and
     it trusts a good share of them (else the fast path is dead code)."""
     from dlm_bench.likelihoods import quadrature as quad
@@ -177,6 +177,35 @@ def test_laplace_hermite_log_marginal_where_trusted(name):
         assert (np.abs(g.numpy() - ref[key]) / (1 + np.abs(ref[key])))[ok].max() <= 1e-8, key
     whole = lik.quadrature_log_marginal(yt, m.detach(), v.detach()).numpy()  # trusted + panel rule elsewhere
     np.testing.assert_allclose(whole, ref["lm"], rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", [n for n in LOG_CONCAVE if TASK[n] == "count"])
+def test_laplace_hermite_cascade_trusts_count_points_at_moderate_var(name):
+    """The rules after (12, 20) exist for count likelihoods at var ~ 0.1-1 (a DLM posterior's range), where the
+    12-node rule's own error (1e-9-2e-8) fails the check though the 20-node answer is right: there the cascade
+    trusts (nearly) every point, within 1e-8 of the dense grid, and a point that (12, 20) trusts keeps (12, 20)'s
+    20-node value exactly."""
+    from dlm_bench.likelihoods import quadrature as quad
+
+    lik = make_likelihood(LIKELIHOODS[name], noise=NOISE)
+    rng = np.random.default_rng(11)
+    n = 200
+    mu, var = rng.normal(1.0, 1.0, n), rng.uniform(0.1, 1.0, n)
+    y = rng.poisson(np.exp(mu + rng.normal(0, 1, n) * np.sqrt(var))).astype(float)
+    yt, m, v = (torch.tensor(a) for a in (y, mu, var))
+    centre = quad.tilted_mode(lik.log_prob_f, lik.log_prob_f_derivs, yt, m, v)
+    value, trusted = quad._laplace_hermite(lik.log_prob_f, yt, m, v, lik.features(yt), centre)
+    assert trusted.float().mean() >= 0.95, trusted.float().mean()
+    ref = dense_reference(lik, y, mu, var)
+    assert np.abs(value.numpy() - ref["lm"])[trusted.numpy()].max() <= 1e-8
+    rules = quad.LAPLACE_NODES
+    try:
+        quad.LAPLACE_NODES = rules[:2]
+        value_first, trusted_first = quad._laplace_hermite(lik.log_prob_f, yt, m, v, lik.features(yt), centre)
+    finally:
+        quad.LAPLACE_NODES = rules
+    assert 0 < trusted_first.float().mean() < 0.9  # the case the later rules are for
+    assert torch.equal(value[trusted_first], value_first[trusted_first])
 
 
 @pytest.mark.parametrize("name", NAMES)
