@@ -107,7 +107,8 @@ ROWS: tuple[Row, ...] = (
       ours=selected_betas("dlm_fig1c_large/dlm_supp_beta_cadata_selected_beta.md"),
       note="reduced: 3 seeds, 12 of 21 betas for joint DLM, 8 for the others (108 ... 0.0132); joint DLM selects beta "
            "0.42 / 0.42 / 0.84 < 1 (3 of 3 seeds, shown; 3.38 worse than 1.69 in every seed), but fixed DLM and "
-           "beta-ELBO select the grid's smallest beta, 0.0132, in 3 of 3 (curves flat below 0.4, rising above 27 to 108); the 9 betas left for all methods and 4 for two: ~6 CPU hours more",
+           "beta-ELBO select the grid's smallest beta, 0.0132, in 3 of 3 (curves flat below 0.4, rising above 27 to 108); the 9 betas left for all methods and 4 for two (105 runs): ~6 CPU hours at the 2026-11-24 machine's "
+           "210-350 s a run, ~20 at this one's 620-760 s",
       figures=("Fig. 1",)),
     R("dlm", "Fig. 1(d)", "ringnorm, test NLL vs training size (probit)", PAPER, ("dlm_classification",),
       ("dlm_classification",), paper_value="DLM comparable to or better than ELBO and beta-ELBO",
@@ -165,7 +166,8 @@ ROWS: tuple[Row, ...] = (
             num("joint DLM", "dlm_supp_cadata/dlm_supp_cadata_by_train_size.md", "test_nll", train_size=300,
                 series="DLM (joint)")),
       note="reduced: n = 100 and 300 (5 seeds); both DLM variants below the SVGP family at n = 300, fixed DLM not "
-           "significantly best. Estimate for n = 3000 (M = 206), 3 seeds: ~15 CPU hours", figures=("Fig. 1", "Fig. 2")),
+           "significantly best. n = 3000 (M = 206) under way: 50 of seed 0's 97 points (2026-11-27); ~34 CPU hours "
+           "left for 3 seeds at the measured 8-17 min a beta", figures=("Fig. 1", "Fig. 2")),
     R("dlm", "Suppl. Figs. 1-2, song", "NLL and MSE vs training size", NOT_RUN, ("dlm_supp_song",), reason=DOWNLOAD,
       figures=("Fig. 1", "Fig. 2")),
     R("dlm", "Suppl. Figs. 3-4", "classification NLL and error vs training size (banana, thyroid, twonorm, ringnorm)",
