@@ -130,6 +130,7 @@ class Estimate:
     from_model: int = 0  # points estimated by the cost model
     unknown: int = 0  # points with no estimate (own-loop models without a finished run of the same settings)
     calibrated_on: int = 0  # finished runs the model's factors were recalibrated on
+    beyond_grid: int = 0  # beta_index past the grid's end at the point's training size: its run will not train
 
     def line(self) -> str:
         total = self.from_runs + self.from_model + self.unknown
@@ -144,6 +145,8 @@ class Estimate:
             how.append(f"{self.from_model} from the cost model ({cal})")
         if self.unknown:
             how.append(f"{self.unknown} without an estimate (models with their own fit loop: run one point first)")
+        if self.beyond_grid:
+            how.append(f"{self.beyond_grid} beyond the beta grid at their training size (not counted: nothing to run)")
         return parts[0] + (": " + "; ".join(how) if how else "")
 
 
@@ -165,6 +168,31 @@ def run_seconds(rec: dict) -> float | None:
         return (t.get("batch_wall_s") or 0.0) / t["batched"]
     s = t.get("total_wall_s") or t.get("wall_s")
     return float(s) if s is not None else None
+
+
+def beyond_grid(config: dict) -> bool:
+    """objective.beta_index gives a beta below min_beta at the training size the protocol will give (the run finds
+    this only once it has loaded its data, so the sweep's plan still counts such a point as new)."""
+    from .beta import OutsideBetaGrid, resolve_beta
+
+    o = config.get("objective") or {}
+    if o.get("beta_index") is None or not o.get("beta_grid", True):
+        return False
+    n = n_train(config)
+    if not n:
+        return False
+    try:
+        resolve_beta(_Objective(o), n)
+    except OutsideBetaGrid:
+        return True
+    return False
+
+
+class _Objective(dict):
+    """A plain objective dict read by attribute, as beta.resolve_beta reads a DictConfig."""
+
+    def __getattr__(self, name):
+        return self.get(name, 0.01 if name == "min_beta" else None)
 
 
 def _batched(config: dict) -> bool:
@@ -194,9 +222,12 @@ def estimate(points: list[tuple[dict, str | None]], root: Path) -> Estimate:
     est = Estimate(calibrated_on=sum(len(v) for k, v in ratios.items() if k in factors))
     groups = defaultdict(int)  # a batched beta group: one job pays the overhead for all its members
     for config, _ in points:
-        if _batched(config):
+        if _batched(config) and not beyond_grid(config):
             groups[settings_key(config)] += 1
     for config, likelihood in points:
+        if beyond_grid(config):
+            est.beyond_grid += 1
+            continue
         key = settings_key(config)
         overhead = RUN_OVERHEAD_S / groups[key] if key in groups else RUN_OVERHEAD_S
         if same.get(key):

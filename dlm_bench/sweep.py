@@ -383,6 +383,6 @@ def estimate_line(plan: list[PlannedPoint]) -> str:
     est = Estimate()
     for root in sorted(roots):
         part = estimate([pt for pt in points if Path(pt[0]["results_dir"]) / pt[0]["experiment"] == root], root)
-        for field in ("seconds", "from_runs", "from_model", "unknown", "calibrated_on"):
+        for field in ("seconds", "from_runs", "from_model", "unknown", "calibrated_on", "beyond_grid"):
             setattr(est, field, getattr(est, field) + getattr(part, field))
     return est.line()

@@ -89,3 +89,19 @@ def test_finished_runs_recalibrate_only_their_own_class(tmp_path, archive):
     sgpr["model"]["name"], sgpr["objective"]["name"] = "sgpr", "elbo"
     est = ce.estimate([(sgpr, "gaussian")], tmp_path)
     assert est.seconds - ce.RUN_OVERHEAD_S == pytest.approx(ce.modelled_seconds(sgpr, "sgpr", "gaussian", False))
+
+
+def test_points_beyond_the_beta_grid_are_not_counted(tmp_path, archive):
+    """At n = 3000 the grid [n, n/2, ...] ends at index 18 (3000 / 2^18 = 0.011 >= 0.01): index 19 gives 0.0057,
+    whose run trains nothing, so the estimate leaves it out and says so (it counted it as a full run before)."""
+    rec = next(r for rep, r in archive if rep == "dlm_supp_pol" and r["config"]["objective"].get("beta_index") is not None)
+    points = []
+    for k in (18, 19, 23):
+        config = json.loads(json.dumps(rec["config"]))
+        config["protocol"]["train_size"], config["objective"]["beta_index"] = 3000, k
+        points.append((config, rec.get("likelihood")))
+    assert [ce.beyond_grid(c) for c, _ in points] == [False, True, True]
+    est = ce.estimate(points, tmp_path)
+    assert (est.from_model, est.beyond_grid) == (1, 2)
+    assert est.seconds == pytest.approx(ce.estimate(points[:1], tmp_path).seconds)
+    assert "2 beyond the beta grid" in est.line()
