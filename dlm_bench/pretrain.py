@@ -6,9 +6,15 @@ stage-1 settings). `PretrainStore.get_or_train` trains it once per key and keeps
 
     state.pt         the stage-1 bundle's state_dict (torch.save; bit-identical on load)
     state.pt.sha256  its sha256 (`sha256sum -c` format), written right after state.pt
-    meta.json        its TrainResult (status, iterations, converged, wall_s, final_loss) and the stage-1 config
+    meta.json        its TrainResult (status, iterations, converged, wall_s, final_loss, the loss curve)
 
-The key is a hash of the stage-1 configuration (methods.pretrain_config) without what cannot change it
+A joint run that is itself a stage-1 model (the SGPR point of a DLM regression sweep: same data, split, seed,
+ELBO at beta 1, trainer; models/fixed.py shared_stage1_key) trains through the same store, so it and the fixed
+runs' stage 1 train once. Stage 1 is deterministic given the seed (Z from a seeded numpy generator, full-batch
+or seeded minibatches), so the order in which they come does not change a number; tests/unit/test_fidelity.py
+checks that both ways give the same run bit for bit.
+
+The key is a hash of the stage-1 configuration (models/fixed.py pretrain_config) without what cannot change it
 (beta, the method's estimator, where results go, progress bars). Concurrent sweeps: the first to need a key
 takes `<key>/.lock` (O_CREAT | O_EXCL, dlm_bench/locks.py: a lock whose holder is gone, whose pid was reused or
 which predates a reboot is stale and taken over), trains, and writes the files atomically (a temporary file,
@@ -44,19 +50,29 @@ _NOT_IN_KEY = ("results_dir", "run_dir", "launcher", "resume", "report", "experi
                "lgm", "savigp")
 
 
-def pretrain_key(pre_cfg: DictConfig) -> str:
-    """Hash of a stage-1 configuration (the output of methods.pretrain_config)."""
+def key_fields(pre_cfg: DictConfig) -> dict:
+    """What `pretrain_key` hashes: the stage-1 configuration without what cannot change the stage-1 model."""
     d = OmegaConf.to_container(pre_cfg, resolve=True, enum_to_str=True)
     for k in _NOT_IN_KEY:
         d.pop(k, None)
     d.get("trainer", {}).pop("progress", None)
     d.get("trainer", {}).pop("track_every", None)
+    if "beta_grid" in d.get("objective", {}):
+        # "does the method use the beta grid" cannot change a model trained at beta 1. Hashed as True, the value
+        # of every fixed method (so their keys stay as they were); the SGPR point (False) then shares the key
+        d["objective"]["beta_grid"] = True
     if d.get("dataset", {}).get("categorical", 0) is None:  # added later: keys stay as they were
         d["dataset"].pop("categorical")
     if d.get("dataset", {}).get("name") == "csv":
         from . import data
 
         d["dataset"]["sha256"] = data.user_file_sha256(d["dataset"].get("path"))
+    return d
+
+
+def pretrain_key(pre_cfg: DictConfig) -> str:
+    """Hash of a stage-1 configuration (the output of models/fixed.py pretrain_config)."""
+    d = key_fields(pre_cfg)
     digest = hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
     return f"{d['dataset']['name']}_{d['model']['name']}_seed{d['seed']}_{digest}"
 
@@ -77,7 +93,7 @@ def _atomic_write(path: Path, write) -> None:
         raise
 
 
-_RESULT_FIELDS = ("status", "error", "iterations", "epochs", "converged", "wall_s", "final_loss")
+_RESULT_FIELDS = ("status", "error", "iterations", "epochs", "converged", "wall_s", "final_loss", "curve")
 DEFAULT_WAIT_S = 6 * 3600.0
 DEFAULT_PROGRESS_S = 60.0
 SIDECAR = ".sha256"

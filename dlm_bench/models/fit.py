@@ -19,7 +19,7 @@ from ..pac.evaluation import pac_metrics, write_predictive_1d
 from ..pretrain import PretrainStore
 from ..train import TrainResult, Trainer
 from .builders import build_bundle
-from .fixed import evaluate_only, pretrain_and_freeze
+from .fixed import evaluate_only, pretrain_and_freeze, shared_stage1_key
 
 
 def check_config(cfg: DictConfig) -> None:
@@ -80,10 +80,12 @@ def tracking(cfg: DictConfig, bundle, prep) -> dict:
 
 
 def train_section(cfg: DictConfig, result: TrainResult, pretrain=None, pretrain_info=None,
-                  total_wall_s: float | None = None) -> dict:
-    """run.json's `train` of a Trainer run; for fixed runs the keys describe stage 2, plus the stage-1 model's."""
+                  total_wall_s: float | None = None, shared: dict | None = None) -> dict:
+    """run.json's `train` of a Trainer run; for fixed runs the keys describe stage 2, plus the stage-1 model's.
+    `shared`: a run that is itself a stage-1 model (stage1_key, stage1_reused: its fit loaded from the store)."""
     train = {"iterations": result.iterations, "epochs": result.epochs, "converged": result.converged,
-             "wall_s": result.wall_s, "final_loss": result.final_loss, "tol_on": cfg.trainer.tol_on}
+             "wall_s": result.wall_s, "final_loss": result.final_loss, "tol_on": cfg.trainer.tol_on,
+             **(shared or {})}
     if pretrain is not None:
         train.update(
             **(pretrain_info or {}),
@@ -127,6 +129,7 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
     fixed = cfg.objective.hyperparameters is Hyperparameters.fixed
     trainer = Trainer.from_config(cfg.trainer, seed=cfg.seed)
     result, pretrain, pretrain_info, trained_wall = TrainResult(), None, {}, None
+    stage1_key, shared = (None if fixed else shared_stage1_key(cfg)), None
     ctx.begin_training()
     try:
         if fixed:  # stage 1 (regression: collapsed SGPR; else SVGP + ELBO), trained once per key; copied and frozen
@@ -138,7 +141,11 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
         if result.status == "ok":
             bundle.train()
             params = bundle.trainable_parameters()
-            if params:
+            if params and stage1_key:  # this run is its fixed runs' stage 1: trained once for both
+                result, reused = PretrainStore(cfg.results_dir).get_or_train(
+                    stage1_key, bundle, lambda: trainer.fit(bundle.loss, params, X_train, y_train))
+                shared = {"stage1_key": stage1_key, "stage1_reused": reused}
+            elif params:
                 result = trainer.fit(bundle.loss, params, X_train, y_train, **tracking(cfg, bundle, prep))
             else:
                 result = evaluate_only(bundle, X_train, y_train)
@@ -148,7 +155,7 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
             evaluate(cfg, bundle, prep, out)
     finally:  # also for a failure part-way: the record says how far training got
         wall = ctx.training_wall() if trained_wall is None else trained_wall
-        out.train = train_section(cfg, result, pretrain, pretrain_info, max(wall, result.wall_s))
+        out.train = train_section(cfg, result, pretrain, pretrain_info, max(wall, result.wall_s), shared)
         fallbacks = getattr(getattr(bundle, "mll", None), "fallbacks", None)
         if fallbacks is not None:  # uPS: (sample, example) pairs drawn by the exact inverse-CDF fallback
             out.train["ups_fallbacks"] = int(fallbacks)

@@ -58,6 +58,31 @@ def pretrain_config(cfg: DictConfig) -> DictConfig:
     return pre
 
 
+def shared_stage1_key(cfg: DictConfig) -> str | None:
+    """The stage-1 store key of a joint run that is itself a stage-1 model, else None.
+
+    The SGPR point of a DLM regression sweep is exactly its fixed runs' stage 1 (Gaussian, zero mean: the
+    collapsed SGPR with the ELBO at beta 1, same data, split, seed and trainer). Such a run trains through the
+    PretrainStore, so the two train once: on cadata n = 3000 that saves one 1000-1400 s fit a seed. An SVGP + ELBO
+    point at beta 1 shares only with the fixed method's trainer settings: the presets give fixed runs minibatches
+    of 6000 with Adam 1e-3 and the ELBO point full batch, so beside fixed classification or count runs both
+    train (the same fit when N <= 6000; the key does not know N). A run that records test metrics along training
+    (trainer.track_every) trains itself: the store keeps the loss curve, not test metrics."""
+    from ..pretrain import key_fields, pretrain_key
+
+    if cfg.objective.hyperparameters is Hyperparameters.fixed or cfg.trainer.get("track_every"):
+        return None
+    try:
+        pre = pretrain_config(cfg)
+    except ConfigError:  # objective.pretrain_model=sgpr on a non-Gaussian likelihood: no stage 1 to be
+        return None
+    own = copy.deepcopy(cfg)
+    with read_write(own), open_dict(own):  # a joint run never reads these two
+        own.objective.pretrain_model = pre.objective.pretrain_model
+        own.objective.pretrain_epochs = pre.objective.pretrain_epochs
+    return pretrain_key(pre) if key_fields(own) == key_fields(pre) else None
+
+
 def pretrain_and_freeze(cfg, bundle: ModelBundle, X, y, trainer, device, dtype, store=None):
     """Stage 1 of a fixed run. Returns (TrainResult of the stage-1 model, info dict); the bundle is changed only
     if it is ok. With a `store` (dlm_bench/pretrain.py) the stage-1 state is trained once per key and reused."""

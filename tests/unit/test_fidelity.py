@@ -21,6 +21,7 @@ from dlm_bench.beta import select_beta
 from dlm_bench.cli import compose_config
 from dlm_bench.pretrain import PretrainStore, pretrain_key
 from dlm_bench.train import TrainResult, Trainer
+from tests.helpers import glm_overrides
 
 SMALL = ["protocol.train_size=120", "model.num_inducing=8", "trainer.max_iters=30", "trainer.progress=off"]
 
@@ -216,3 +217,69 @@ def test_gradient_error_per_repetition_by_hand():
     g = np.array([3.0, 4.0])
     d = np.array([[3.0, 4.0], [6.0, 8.0]])
     np.testing.assert_allclose(bias_stats("x", d, g).err, [0.0, 25.0])
+
+
+def _point_then_fixed(root, point, fixed, extra):
+    """Run two methods (a joint run and a fixed run at beta_index 2) into one results_dir, in the order given."""
+    out = {}
+    for method in (point, fixed):
+        grid = ["objective.beta_index=2"] if method.endswith("_fixed") else []
+        cfg = compose_config([f"method={method}", f"results_dir={root}", *grid, *extra])
+        record, run_dir = execute(cfg)
+        assert record.status == "ok", record.error
+        out[method] = (record, json.loads((run_dir / "run.json").read_text()), run_dir)
+    return out
+
+
+@pytest.mark.parametrize("task", ["regression", "binary", "count"])
+def test_a_joint_point_that_is_the_stage1_model_trains_once_with_the_fixed_runs(tmp_path, monkeypatch, glm_tables,
+                                                                               task):
+    """The SGPR point (regression) and the SVGP + ELBO point (probit, Poisson) are their fixed runs' stage 1: in
+    either order one training, and every number equal bit for bit to the other order's."""
+    point, fixed = ("sgpr" if task == "regression" else "elbo"), "dlm_fixed"
+    if task == "regression":
+        extra = SMALL
+    else:  # glm_overrides without its results_dir (set per order below); dlm_fixed's trainer settings for both
+        extra = [o for o in glm_overrides(glm_tables, task, tmp_path) if not o.startswith("results_dir=")]
+        extra += ["trainer.batch_size=6000", "trainer.stochastic_lr=0.001"]
+    fits = []
+    real = PretrainStore.get_or_train
+
+    def counting(self, key, bundle, fit):
+        return real(self, key, bundle, lambda: (fits.append(key), fit())[1])
+
+    monkeypatch.setattr(PretrainStore, "get_or_train", counting)
+    a = _point_then_fixed(tmp_path / "a", point, fixed, extra)
+    assert len(fits) == 1
+    assert a[point][0].train["stage1_reused"] is False and a[fixed][0].train["pretrain_reused"] is True
+    assert a[point][0].train["stage1_key"] == a[fixed][0].train["pretrain_key"]
+    b = dict(reversed(list(_point_then_fixed(tmp_path / "b", fixed, point, extra).items())))
+    assert len(fits) == 2
+    assert b[point][0].train["stage1_reused"] is True and b[fixed][0].train["pretrain_reused"] is False
+    for m in (point, fixed):
+        assert a[m][1]["metrics"] == b[m][1]["metrics"], m
+        assert a[m][1]["train"]["final_loss"] == b[m][1]["train"]["final_loss"], m
+    # the reused point keeps the loss curve of the fit it loaded
+    curve = lambda run_dir: pd.read_csv(run_dir / "curve.csv")["loss"].tolist()  # noqa: E731
+    assert curve(a[point][2]) == curve(b[point][2]) and len(curve(a[point][2])) == a[point][0].train["iterations"]
+    if point == "sgpr":  # and is the SGPR trained by hand, independently of the store
+        assert a[point][1]["metrics"]["noise_var"] == _sgpr_reference().likelihood.noise.item()
+
+
+def test_only_a_joint_run_identical_to_its_stage1_shares_it():
+    from dlm_bench.models.fixed import shared_stage1_key
+
+    def resolved(overrides):  # as execute sees it
+        cfg = compose_config(SMALL + overrides)
+        resolve_task_defaults(cfg)
+        return cfg
+
+    key = lambda extra: shared_stage1_key(resolved(extra))  # noqa: E731
+    fixed_key = pretrain_key(pretrain_config(resolved(["method=dlm_fixed"])))
+    assert key(["method=sgpr"]) == fixed_key
+    assert key(["method=sgpr", "seed=1"]) not in (None, fixed_key)
+    assert key(["method=sgpr", "trainer.track_every=10"]) is None  # a learning curve of test metrics: trains itself
+    assert key(["method=sgpr", "trainer.max_iters=31"]) != fixed_key
+    assert key(["method=dlm_fixed"]) is None and key(["method=fitc"]) is None and key(["method=beta_elbo"]) is None
+    assert key(["method=elbo", "objective.beta=0.5"]) is None  # not at beta 1: not a stage-1 model
+    assert key(["method=elbo"]) is None  # regression's stage 1 is the collapsed SGPR, not SVGP + ELBO
