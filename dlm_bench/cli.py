@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 
 USAGE_EXIT = 2
 
@@ -184,6 +185,14 @@ def cmd_sweep(args) -> int:
     from .sweep import run_sweep, summary_line
 
     overrides = list(args.overrides)
+    deadline_at = None
+    if args.time_limit is not None:
+        from .sweep_deadline import parse_duration
+
+        try:
+            deadline_at = time.time() + parse_duration(args.time_limit)  # counted from the command's start
+        except ValueError as err:
+            raise UserError(str(err)) from err
     for ov in overrides:
         key, sep, value = ov.partition("=")
         if key == "run_dir" and value not in ("", "null") and "${" not in value and "," not in value:
@@ -224,12 +233,20 @@ def cmd_sweep(args) -> int:
         return USAGE_EXIT if invalid else 0
     if invalid:
         raise UserError(invalid)
+    from .sweep_deadline import DEFERRED_EXIT, set_deadline
+
+    if deadline_at is not None and any((p.config or {}).get("launcher", {}).get("name") == "slurm" for p in plan):
+        raise UserError("--time-limit applies to launcher=local and launcher=joblib; SLURM jobs have their own "
+                        "limit (launcher.time_min)")
+    restore = set_deadline(deadline_at)
     try:
         counts = run_sweep(overrides)
     except (HydraException, OmegaConfBaseException) as err:
         raise UserError(_unknown_key_message(err) or _one_line(err)) from err
+    finally:
+        restore()
     print(summary_line(counts))
-    return 1 if counts["failed"] else 0
+    return 1 if counts["failed"] else DEFERRED_EXIT if counts["deferred"] else 0
 
 
 def cmd_report(args) -> int:
@@ -340,6 +357,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="list every grid point, its run name and what the sweep would do with it; run nothing")
     p.add_argument("--estimate", action="store_true",
                    help="print the grid's counts and the projected CPU hours of its new points; run nothing")
+    p.add_argument("--time-limit", metavar="DURATION",
+                   help="start a point only if --estimate expects it to finish within DURATION (2h30m, 90m, 45s) "
+                   "of the command's start; the others are deferred (nothing written, exit 75: run the same command "
+                   "again). A point already training is not stopped")
     p.set_defaults(func=cmd_sweep)
     p = sub.add_parser("report", help="collect run.json files into results.parquet, tables, figures, index.md")
     p.add_argument("dirs", nargs="+", help="results directories (searched recursively for run.json)")

@@ -195,7 +195,8 @@ class _Objective(dict):
         return self.get(name, 0.01 if name == "min_beta" else None)
 
 
-def _batched(config: dict) -> bool:
+def batched_point(config: dict) -> bool:
+    """The point trains in a batched beta group (objective.beta_batch on a full-batch SVGP grid point)."""
     o = config["objective"]
     from .run.batched import full_batch  # the harness's rule: minibatch points run unbatched
 
@@ -222,7 +223,7 @@ def estimate(points: list[tuple[dict, str | None]], root: Path) -> Estimate:
     est = Estimate(calibrated_on=sum(len(v) for k, v in ratios.items() if k in factors))
     groups = defaultdict(int)  # a batched beta group: one job pays the overhead for all its members
     for config, _ in points:
-        if _batched(config) and not beyond_grid(config):
+        if batched_point(config) and not beyond_grid(config):
             groups[settings_key(config)] += 1
     for config, likelihood in points:
         if beyond_grid(config):
@@ -234,7 +235,7 @@ def estimate(points: list[tuple[dict, str | None]], root: Path) -> Estimate:
             est.seconds += median(same[key]) + overhead
             est.from_runs += 1
             continue
-        m = modelled_seconds(config, config["model"]["name"], likelihood, _batched(config), factors)
+        m = modelled_seconds(config, config["model"]["name"], likelihood, batched_point(config), factors)
         if m is None:
             est.unknown += 1
             continue

@@ -27,8 +27,9 @@ from .run.batched import RunningElsewhere, announce_beta_indices, group_lock, re
 from .run.progress import progress
 from .run.record import failure_record
 from .run.signals import check_not_terminated, install, raise_terminated, reset, stop_workers
+from .sweep_deadline import defer_reason
 
-OUTCOMES = ("skipped", "ok", "diverged", "failed", "outside_grid", "not_applicable", "running_elsewhere")
+OUTCOMES = ("skipped", "ok", "diverged", "failed", "outside_grid", "not_applicable", "running_elsewhere", "deferred")
 
 
 def _set_threads(cfg: DictConfig) -> int:
@@ -112,6 +113,11 @@ def sweep_job(cfg: DictConfig) -> str:
         return "outside_grid"
     if state in ("done", "failed"):
         return "skipped"
+    if state != "running_elsewhere":
+        why = defer_reason(cfg)  # sweep --time-limit: a point that would not finish waits for the next sweep
+        if why:
+            progress(run_dir, "deferred", {}, None, why)
+            return "deferred"
     if requested(cfg):  # objective.beta_batch: the first job of a beta group trains the group
         return sweep_group_job(cfg, run_dir)
     install()  # a joblib worker stopped by stop_workers() unwinds through `finally` and releases its lock
@@ -222,6 +228,9 @@ def summary_line(counts: Counter) -> str:
         parts.append(f"{counts['outside_grid']} not applicable (beyond the beta grid, or a method without beta)")
     if counts["not_applicable"]:
         parts.append(f"{counts['not_applicable']} not applicable (a point the paper does not have)")
+    if counts["deferred"]:
+        parts.append(f"{counts['deferred']} deferred (would not finish within --time-limit: run the same command "
+                     "again to go on)")
     return "sweep: " + ", ".join(parts)
 
 

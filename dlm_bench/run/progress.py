@@ -10,4 +10,4 @@ from ..logline import log_line
 def progress(run_dir: Path, status: str, metrics: dict, wall_s, error: str | None = None) -> None:
     shown = " ".join(f"{k}={metrics[k]:.4f}" for k in ("test_nll", "test_mse", "test_error") if k in metrics)
     extra = f" ({wall_s:.1f} s)" if wall_s is not None else ""
-    log_line(f"{status} {run_dir.name} {shown}{extra}{' ' + error if error else ''}")
+    log_line(" ".join(part for part in (status, run_dir.name, (shown + extra).strip(), error) if part))

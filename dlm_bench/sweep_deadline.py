@@ -1,0 +1,123 @@
+"""`dlm-bench sweep --time-limit`: start a grid point only if it is expected to finish in time.
+
+Why: a run is written when it ends, so a sweep stopped at the end of a session or a batch allocation loses the
+points it was training (on cadata at n = 3000, 10-20 minutes each). With a time limit, the sweep leaves a point
+that would not finish for the next sweep ("deferred"): it writes nothing for it and exits with DEFERRED_EXIT
+(75, EX_TEMPFAIL: run the same command again to go on).
+
+A point is expected to take what `dlm-bench sweep --estimate` says for it (cost_estimate.py): the median of the
+finished runs of the same settings in the results directory, else the cost model, recalibrated on the finished
+runs; a batched beta group (objective.beta_batch) costs that per member still to train. A point without an
+estimate (own-loop models with nothing finished yet) starts while any time is left. A point already training
+when the time is up is not stopped: the estimate can be low (the cost model on a machine it has not seen), so
+leave a margin, or stop the sweep (SIGTERM) as before.
+
+The parent sets the deadline (DEADLINE_ENV, seconds since the epoch) for its jobs: the local launcher's jobs run in
+its process, joblib's workers inherit it. SLURM jobs have their own limit (launcher.time_min): the flag
+is refused there.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import time
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+DEADLINE_ENV = "DLM_BENCH_SWEEP_DEADLINE"
+DEFERRED_EXIT = 75  # sysexits.h EX_TEMPFAIL: not done, try again
+_UNITS = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)([dhms])")
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in '2h30m', '90m', '1.5h', '45s', '1d' or a bare number of seconds; ValueError (one line) else."""
+    s = str(text).strip().lower().replace(" ", "")
+    try:
+        seconds = float(s)
+    except ValueError:
+        parts = _DURATION.findall(s)
+        if not parts or "".join(n + u for n, u in parts) != s:
+            raise ValueError(f"--time-limit {text!r} is not a duration; use e.g. 2h30m, 90m, 45s or seconds") from None
+        seconds = sum(float(n) * _UNITS[u] for n, u in parts)
+    if not seconds > 0 or seconds == float("inf"):
+        raise ValueError(f"--time-limit {text!r} must be a finite duration > 0")
+    return seconds
+
+
+def set_deadline(end: float | None):
+    """Announce the deadline (seconds since the epoch; None: none) to this sweep's jobs; returns the function that
+    restores the environment."""
+    old = os.environ.get(DEADLINE_ENV)
+    if end is not None:
+        os.environ[DEADLINE_ENV] = repr(end)
+
+    def restore():
+        if old is None:
+            os.environ.pop(DEADLINE_ENV, None)
+        else:
+            os.environ[DEADLINE_ENV] = old
+
+    return restore
+
+
+def deadline() -> float | None:
+    value = os.environ.get(DEADLINE_ENV)
+    return float(value) if value else None
+
+
+def _pending_members(cfg: DictConfig, config: dict) -> int:
+    """The members of this point's beta group still to train (the group trains them in one job)."""
+    from .beta import beta_grid
+    from .cost_estimate import n_train
+    from .results import read_status
+    from .run import run_dir_for
+    from .run.batched import member_config, sweep_beta_indices
+
+    n = n_train(config)
+    if not n:
+        return 1
+    size = len(beta_grid(n, cfg.objective.min_beta))
+    wanted = sweep_beta_indices() or range(size)
+    pending = [k for k in wanted if 0 <= k < size
+               and read_status(run_dir_for(member_config(cfg, k))) not in ("ok", "diverged", "failed")]
+    return max(1, len(pending))
+
+
+def expected_seconds(cfg: DictConfig) -> float | None:
+    """What `--estimate` expects this point (or its batched group) to take; None when nothing estimates it."""
+    from .cost_estimate import batched_point, estimate
+    from .run import config_dict
+    from .task_defaults import resolve_task_defaults
+
+    resolved = copy.deepcopy(cfg)
+    try:
+        resolve_task_defaults(resolved)
+    except Exception:  # the run itself reports a bad configuration
+        return None
+    config = config_dict(resolved)
+    est = estimate([(config, config["model"].get("likelihood"))], Path(cfg.results_dir) / cfg.experiment)
+    if not (est.from_runs or est.from_model):
+        return None
+    return est.seconds * (_pending_members(cfg, config) if batched_point(config) else 1)
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 600 else f"{seconds:.0f} s"
+
+
+def defer_reason(cfg: DictConfig, now: float | None = None) -> str | None:
+    """Why this new point must wait for the next sweep, or None (no time limit, or it fits)."""
+    end = deadline()
+    if end is None:
+        return None
+    left = end - (time.time() if now is None else now)
+    if left <= 0:
+        return "the sweep's --time-limit is reached"
+    need = expected_seconds(cfg)
+    if need is not None and need > left:
+        return f"expected to take about {_minutes(need)}, {_minutes(left)} of the sweep's --time-limit left"
+    return None
