@@ -14,7 +14,7 @@ PKG = Path(__file__).resolve().parents[2] / "dlm_bench"
 # top to bottom; a module's layer is that of its longest listed prefix
 LAYERS = [
     ("entry point", ["cli"]),
-    ("sweeps and reports", ["sweep", "cost_estimate", "report"]),
+    ("sweeps and reports", ["sweep", "sweep_deadline", "cost_estimate", "report"]),
     ("run harness", ["run"]),
     ("validation and registries", ["validation", "registry", "combination_rules"]),
     ("model families and papers", ["models", "objectives", "estimators", "likelihoods", "evaluation", "pac", "lgm",
