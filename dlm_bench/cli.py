@@ -238,13 +238,11 @@ def cmd_sweep(args) -> int:
     if deadline_at is not None and any((p.config or {}).get("launcher", {}).get("name") == "slurm" for p in plan):
         raise UserError("--time-limit applies to launcher=local and launcher=joblib; SLURM jobs have their own "
                         "limit (launcher.time_min)")
-    restore = set_deadline(deadline_at)
     try:
-        counts = run_sweep(overrides)
+        with set_deadline(deadline_at):
+            counts = run_sweep(overrides)
     except (HydraException, OmegaConfBaseException) as err:
         raise UserError(_unknown_key_message(err) or _one_line(err)) from err
-    finally:
-        restore()
     print(summary_line(counts))
     return 1 if counts["failed"] else DEFERRED_EXIT if counts["deferred"] else 0
 

@@ -13,17 +13,19 @@ import sys
 import threading
 import time
 from collections import Counter
+from contextlib import ExitStack
 from pathlib import Path
 from typing import NamedTuple
 
 from omegaconf import DictConfig
 
 from .beta import OutsideBetaGrid, apply_beta_grid_flag
+from .environ import environ_set
 from .errors import ConfigError, NotApplicable, ResultsNotWritten, Terminated  # noqa: F401 (Terminated re-exported)
 from .locks import RunLock, holder
 from .results import read_status
 from .run import config_dict, execute, run_dir_for, run_name
-from .run.batched import RunningElsewhere, announce_beta_indices, group_lock, requested
+from .run.batched import INDICES_ENV, RunningElsewhere, command_line_beta_indices, group_lock, requested
 from .run.progress import progress
 from .run.record import failure_record
 from .run.signals import check_not_terminated, install, raise_terminated, reset, stop_workers
@@ -187,20 +189,16 @@ def run_sweep(overrides: list[str]) -> Counter:
     hydra = Hydra.create_main_hydra2("dlm_bench", create_config_search_path(str(conf_dir())))
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, raise_terminated) if main_thread else None
-    restore_env = announce_beta_indices(overrides)  # the beta group of objective.beta_batch (batched.py)
-    previous_pid = os.environ.get(SWEEP_PID_ENV)
-    os.environ[SWEEP_PID_ENV] = str(os.getpid())  # inherited by joblib's workers (watch_parent)
+    announced = ExitStack()  # restored in `finally`: a later sweep in this process sees none of it
+    announced.enter_context(environ_set(INDICES_ENV, command_line_beta_indices(overrides)))  # batched.py's group
+    announced.enter_context(environ_set(SWEEP_PID_ENV, str(os.getpid())))  # joblib's workers: watch_parent
     try:
         batches = hydra.multirun(config_name="config", task_function=sweep_job, overrides=overrides)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: no worker may go on training without us
         stop_workers()
         raise
     finally:
-        restore_env()
-        if previous_pid is None:
-            os.environ.pop(SWEEP_PID_ENV, None)
-        else:
-            os.environ[SWEEP_PID_ENV] = previous_pid
+        announced.close()
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
         GlobalHydra.instance().clear()

@@ -27,6 +27,8 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
+from .environ import environ_set
+
 DEADLINE_ENV = "DLM_BENCH_SWEEP_DEADLINE"
 DEFERRED_EXIT = 75  # sysexits.h EX_TEMPFAIL: not done, try again
 _UNITS = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
@@ -49,19 +51,9 @@ def parse_duration(text: str) -> float:
 
 
 def set_deadline(end: float | None):
-    """Announce the deadline (seconds since the epoch; None: none) to this sweep's jobs; returns the function that
-    restores the environment."""
-    old = os.environ.get(DEADLINE_ENV)
-    if end is not None:
-        os.environ[DEADLINE_ENV] = repr(end)
-
-    def restore():
-        if old is None:
-            os.environ.pop(DEADLINE_ENV, None)
-        else:
-            os.environ[DEADLINE_ENV] = old
-
-    return restore
+    """Context manager: the deadline (seconds since the epoch; None: none) announced to this sweep's jobs for
+    the block; afterwards the environment is as before."""
+    return environ_set(DEADLINE_ENV, None if end is None else repr(end))
 
 
 def deadline() -> float | None:

@@ -119,22 +119,12 @@ def check_supported(cfg: DictConfig) -> None:
 INDICES_ENV = "DLM_BENCH_SWEEP_BETA_INDICES"
 
 
-def announce_beta_indices(overrides: list[str]):
+def command_line_beta_indices(overrides: list[str]) -> str | None:
     """run_sweep: a command-line `objective.beta_index=<sweep>` is passed to the jobs (also joblib / SLURM
-    workers) in an environment variable; returns the function that restores the environment."""
-    old = os.environ.get(INDICES_ENV)
+    workers) in the environment variable INDICES_ENV; this is its value (None: not on the command line)."""
     values = [o.split("=", 1)[1] for o in overrides if o.split("=", 1)[0].lstrip("+~") == "objective.beta_index"
               and "=" in o]
-    if values:
-        os.environ[INDICES_ENV] = values[-1]
-
-    def restore():
-        if old is None:
-            os.environ.pop(INDICES_ENV, None)
-        else:
-            os.environ[INDICES_ENV] = old
-
-    return restore
+    return values[-1] if values else None
 
 
 def sweep_beta_indices() -> list[int] | None:

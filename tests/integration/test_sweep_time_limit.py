@@ -49,20 +49,14 @@ def test_points_that_would_not_finish_are_deferred_and_run_later(tmp_path):
     assert run_sweep(base + ["seed=0"])["ok"] == 1
     wall = json.loads(next(tmp_path.glob("default/*/run.json")).read_text())["train"]["wall_s"]
     # the finished seed estimates the others: its wall time + 1 s of overhead does not fit in 1 s
-    restore = set_deadline(time.time() + 1.0)
-    try:
+    with set_deadline(time.time() + 1.0):
         counts = run_sweep(base + ["seed=0,1,2"])
-    finally:
-        restore()
     assert (counts["skipped"], counts["deferred"], counts["ok"]) == (1, 2, 0), (counts, wall)
     assert len(list(tmp_path.glob("default/*/run.json"))) == 1  # nothing written for a deferred point
     assert summary_line(counts).endswith("2 deferred (would not finish within --time-limit: run the same command "
                                          "again to go on)")
-    restore = set_deadline(time.time() + 3600.0)
-    try:
+    with set_deadline(time.time() + 3600.0):
         counts = run_sweep(base + ["seed=0,1,2"])
-    finally:
-        restore()
     assert (counts["skipped"], counts["deferred"], counts["ok"]) == (1, 0, 2)
 
 
