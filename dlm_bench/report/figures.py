@@ -15,6 +15,21 @@ from .specs import FigureSpec  # noqa: E402
 from .tables import SERIES, apply_methods, mean_se  # noqa: E402
 
 
+def _grid_and_legend(ax, legend: bool, fontsize: int = 8) -> None:
+    """Every panel: a light grid; the legend on the panel that gets it (the first), if it has labelled lines."""
+    ax.grid(alpha=0.3)
+    if legend and ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=fontsize)
+
+
+def _finish(fig, title: str | None):
+    """Every figure: the title (if any) above the panels, laid out tight."""
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
 def make_figure(df: pd.DataFrame, spec: FigureSpec):
     """The matplotlib Figure for `spec` (error bars: standard error over seeds); None when no run matches."""
     data = apply_methods(df, spec.methods, extra_group=(spec.x,) if spec.x != "beta" else ())
@@ -43,13 +58,8 @@ def make_figure(df: pd.DataFrame, spec: FigureSpec):
             ax.set_xlabel(spec.xlabel or spec.x)
             ax.set_ylabel(metric)
             ax.set_title(ds)
-            ax.grid(alpha=0.3)
-            if i == 0 and j == 0 and ax.get_legend_handles_labels()[0]:
-                ax.legend(fontsize=8)
-    if spec.title:
-        fig.suptitle(spec.title)
-    fig.tight_layout()
-    return fig
+            _grid_and_legend(ax, legend=i == 0 and j == 0)
+    return _finish(fig, spec.title)
 
 
 def make_curve_figure(df: pd.DataFrame, spec):
@@ -91,13 +101,8 @@ def make_curve_figure(df: pd.DataFrame, spec):
         ax.set_ylabel(spec.metric)
         ax.set_yscale(getattr(spec, "yscale", "linear"))
         ax.set_title(ds)
-        ax.grid(alpha=0.3)
-        if j == 0 and ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8)
-    if spec.title:
-        fig.suptitle(spec.title)
-    fig.tight_layout()
-    return fig
+        _grid_and_legend(ax, legend=j == 0)
+    return _finish(fig, spec.title)
 
 
 def make_sweep_figure(df: pd.DataFrame, spec):
@@ -131,9 +136,5 @@ def make_sweep_figure(df: pd.DataFrame, spec):
             ax.set_xticks(range(len(cats)), cats, rotation=30 if max(map(len, cats)) > 6 else 0)
         ax.set_xlabel(spec.x[len("cfg."):])
         ax.set_ylabel(metric)
-        ax.grid(alpha=0.3)
-        if j == 0 and ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7)
-    fig.suptitle(f"{spec.x[len('cfg.'):]} sweep: mean ± standard error over seeds")
-    fig.tight_layout()
-    return fig
+        _grid_and_legend(ax, legend=j == 0, fontsize=7)
+    return _finish(fig, f"{spec.x[len('cfg.'):]} sweep: mean ± standard error over seeds")

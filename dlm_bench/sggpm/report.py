@@ -69,25 +69,28 @@ def build(paths, out: Path, name: str = "sggpm") -> list[Path]:
             for m in methods:
                 pts = sorted((r["M"], r[key], r.get(key + "_se", 0.0)) for r in sub if r["method"] == m)
                 x = [p[0] for p in pts]
-                alg, kind = m.rsplit("_", 1)
-                ax.errorbar(x, [p[1] for p in pts], yerr=[p[2] for p in pts], label=LABEL[m], color=COLOR[alg],
-                            linestyle="--" if kind == "sod" else "-", marker="o", ms=3, capsize=2)
+                ax.errorbar(x, [p[1] for p in pts], yerr=[p[2] for p in pts], label=LABEL[m], marker="o", ms=3,
+                            capsize=2, **_style(m))
             ax.set_xscale("log")
             if key == "cpu_s":
                 ax.set_yscale("log")
             ax.set_xlabel("set size")
             ax.set_title(f"{ds}: {title}")
         axes[0].legend(fontsize=7)
-        fig.tight_layout()
-        png = out / f"{ds}.png"
-        fig.savefig(png, dpi=110)
-        plt.close(fig)
-        written.append(png)
+        written.append(_save(fig, out / f"{ds}.png"))
         written += time_figures(ds, sub, methods, err, out)
     md = out / "tables.md"
     md.write_text("\n".join(lines) + "\n")
     written.append(md)
     return written
+
+
+def _save(fig, path: Path) -> Path:
+    """Lay out, write at the reports' resolution and free the figure."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def _style(m):
@@ -107,10 +110,7 @@ def time_figures(ds, sub, methods, err, out: Path) -> list[Path]:
     ax.set_ylabel("average training CPU time (s)")
     ax.set_title(f"{ds}: CPU time vs set size")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    p1 = out / f"{ds}_cpu_time.png"
-    fig.savefig(p1, dpi=110)
-    plt.close(fig)
+    p1 = _save(fig, out / f"{ds}_cpu_time.png")
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for ax, (j, title) in zip(axes, ((2, err), (3, "MNLPD"))):
         for m, pts in series.items():
@@ -123,8 +123,4 @@ def time_figures(ds, sub, methods, err, out: Path) -> list[Path]:
         ax.set_ylabel(title)
         ax.set_title(f"{ds}: {title} vs CPU time (circle: smallest set size)")
     axes[0].legend(fontsize=7)
-    fig.tight_layout()
-    p2 = out / f"{ds}_fig3.png"
-    fig.savefig(p2, dpi=110)
-    plt.close(fig)
-    return [p1, p2]
+    return [p1, _save(fig, out / f"{ds}_fig3.png")]
