@@ -177,22 +177,24 @@ def run_help_epilog() -> str:
     return "\n".join(lines)
 
 
-def cmd_sweep(args) -> int:
-    from hydra.errors import HydraException
-    from omegaconf.errors import OmegaConfBaseException
+def _sweep_deadline(args) -> float | None:
+    """--time-limit as seconds since the epoch, counted from the command's start (None: no limit)."""
+    if args.time_limit is None:
+        return None
+    from .sweep_deadline import parse_duration
 
+    try:
+        return time.time() + parse_duration(args.time_limit)
+    except ValueError as err:
+        raise UserError(str(err)) from err
+
+
+def _sweep_overrides(args) -> list[str]:
+    """The command line's overrides, checked (no fixed run_dir, a known experiment), with an absolute results_dir
+    (jobs may run in other processes or elsewhere, SLURM), line progress and the --force / --retry-failed flags."""
     from .config import group_options
-    from .sweep import run_sweep, summary_line
 
     overrides = list(args.overrides)
-    deadline_at = None
-    if args.time_limit is not None:
-        from .sweep_deadline import parse_duration
-
-        try:
-            deadline_at = time.time() + parse_duration(args.time_limit)  # counted from the command's start
-        except ValueError as err:
-            raise UserError(str(err)) from err
     for ov in overrides:
         key, sep, value = ov.partition("=")
         if key == "run_dir" and value not in ("", "null") and "${" not in value and "," not in value:
@@ -200,7 +202,6 @@ def cmd_sweep(args) -> int:
                             "(runs go to <results_dir>/<experiment>/<run name>) or make it vary per job, e.g. run_dir=out/${seed}")
         if key.lstrip("+") == "experiment" and value not in group_options("experiment"):
             raise UserError(f"unknown experiment {value!r}; valid choices: {', '.join(group_options('experiment'))}")
-    # jobs may run elsewhere (SLURM) or in other processes: give them an absolute results_dir
     given = [ov for ov in overrides if ov.startswith("results_dir=")]
     results_dir = given[-1].partition("=")[2] if given else "results"
     if not results_dir.strip() or results_dir.strip() in ("null", "''", '""'):  # abspath("") is the current directory
@@ -218,8 +219,18 @@ def cmd_sweep(args) -> int:
         overrides.append("resume.force=true")
     if args.retry_failed:
         overrides.append("resume.retry_failed=true")
-    from .sweep import dry_run_lines, estimate_line, invalid_points_message, plan_sweep
+    return overrides
 
+
+def cmd_sweep(args) -> int:
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    from .sweep import dry_run_lines, estimate_line, invalid_points_message, plan_sweep, run_sweep, summary_line
+    from .sweep_deadline import DEFERRED_EXIT, set_deadline
+
+    deadline_at = _sweep_deadline(args)
+    overrides = _sweep_overrides(args)
     try:  # every grid point composed and validated before any job starts
         plan = plan_sweep(overrides)
     except (HydraException, OmegaConfBaseException) as err:
@@ -233,8 +244,6 @@ def cmd_sweep(args) -> int:
         return USAGE_EXIT if invalid else 0
     if invalid:
         raise UserError(invalid)
-    from .sweep_deadline import DEFERRED_EXIT, set_deadline
-
     if deadline_at is not None and any((p.config or {}).get("launcher", {}).get("name") == "slurm" for p in plan):
         raise UserError("--time-limit applies to launcher=local and launcher=joblib; SLURM jobs have their own "
                         "limit (launcher.time_min)")
