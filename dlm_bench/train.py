@@ -138,14 +138,8 @@ class Trainer:
         params = [p for p in params if p.requires_grad]
         n = X.shape[0]
         full_batch = self.batch_size is None or self.batch_size >= n
-        lr = self.lr if full_batch or self.stochastic_lr is None else self.stochastic_lr
+        optimizer = self._make_optimizer(params, self.lr if full_batch or self.stochastic_lr is None else self.stochastic_lr)
         scale = self.tol_scale(n)
-        if self.optimizer == "lbfgs":  # one L-BFGS iteration (strong-Wolfe line search) per step
-            optimizer = torch.optim.LBFGS(
-                params, lr=lr, max_iter=1, max_eval=25, history_size=50, line_search_fn="strong_wolfe"
-            )
-        else:
-            optimizer = torch.optim.Adam(params, lr=lr)
         # Minibatch mode: the rule is applied to each epoch's mean loss (minibatch losses are noisy).
         rule = StoppingRule(self.window, self.tol)
         result = TrainResult()
@@ -157,37 +151,16 @@ class Trainer:
         loss_value = float("nan")
         try:
             while True:
-                if full_batch:
-                    batches = [None]
-                else:
-                    perm = torch.randperm(n, generator=gen).to(X.device)
-                    batches = perm.split(self.batch_size)
                 epoch_sum, epoch_count = 0.0, 0
-                for idx in batches:
+                for idx in self._epoch_batches(n, gen, X.device, full_batch):
                     xb, yb = (X, y) if idx is None else (X[idx], y[idx])
-                    if self.optimizer == "lbfgs":
-                        loss_value = self._lbfgs_step(optimizer, loss_fn, xb, yb)
-                    else:
-                        optimizer.zero_grad(set_to_none=True)
-                        loss = loss_fn(xb, yb)
-                        loss_value = loss.item()
+                    loss_value = self._loss_then_step(optimizer, loss_fn, xb, yb)
                     result.iterations += 1
                     if not math.isfinite(loss_value):
                         result.status = "diverged"
                         result.error = f"non-finite training loss ({loss_value}) at iteration {result.iterations}"
                         return result
-                    if self.optimizer != "lbfgs":
-                        loss.backward()
-                        optimizer.step()
-                    row = {"iteration": result.iterations, "wall_s": time.perf_counter() - start, "loss": loss_value}
-                    if track is not None and (result.iterations == 1 or result.iterations % track_every == 0):
-                        row.update(track())
-                    result.curve.append(row)
-                    bar.update(1)
-                    if self.heartbeat is not None:
-                        self.heartbeat.tick(result.iterations, self.max_iters, loss_value)
-                    if result.iterations % 25 == 0:
-                        bar.set_postfix(loss=f"{loss_value:.4f}", refresh=False)
+                    self._record(result, loss_value, start, bar, track, track_every)
                     epoch_sum += loss_value
                     epoch_count += 1
                     if full_batch and rule.update(loss_value * scale):
@@ -214,3 +187,41 @@ class Trainer:
             result.final_loss = loss_value
             if full_batch:
                 result.epochs = result.iterations
+
+    def _make_optimizer(self, params, lr: float):
+        if self.optimizer == "lbfgs":  # one L-BFGS iteration (strong-Wolfe line search) per step
+            return torch.optim.LBFGS(params, lr=lr, max_iter=1, max_eval=25, history_size=50,
+                                     line_search_fn="strong_wolfe")
+        return torch.optim.Adam(params, lr=lr)
+
+    def _epoch_batches(self, n: int, gen: torch.Generator, device, full_batch: bool):
+        """One epoch's minibatch indices (a fresh permutation from the trainer's generator); [None]: full batch."""
+        if full_batch:
+            return [None]
+        return torch.randperm(n, generator=gen).to(device).split(self.batch_size)
+
+    def _loss_then_step(self, optimizer, loss_fn, xb, yb) -> float:
+        """One iteration: the loss at the current parameters, then the optimizer's step. Adam takes no step on a
+        non-finite loss (fit then marks the run diverged); L-BFGS's line search handles one itself."""
+        if self.optimizer == "lbfgs":
+            return self._lbfgs_step(optimizer, loss_fn, xb, yb)
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_fn(xb, yb)
+        loss_value = loss.item()
+        if math.isfinite(loss_value):
+            loss.backward()
+            optimizer.step()
+        return loss_value
+
+    def _record(self, result: TrainResult, loss_value: float, start: float, bar, track, track_every) -> None:
+        """The iteration's curve row (with `track`'s metrics at iteration 1 and every track_every), the progress
+        bar and the heartbeat line."""
+        row = {"iteration": result.iterations, "wall_s": time.perf_counter() - start, "loss": loss_value}
+        if track is not None and (result.iterations == 1 or result.iterations % track_every == 0):
+            row.update(track())
+        result.curve.append(row)
+        bar.update(1)
+        if self.heartbeat is not None:
+            self.heartbeat.tick(result.iterations, self.max_iters, loss_value)
+        if result.iterations % 25 == 0:
+            bar.set_postfix(loss=f"{loss_value:.4f}", refresh=False)
