@@ -106,29 +106,14 @@ def _build(dirs, out: Path, paper: str | None) -> dict:
     df.to_parquet(out / "results.parquet", index=False)
     made = {"results": [out / "results.parquet"], "tables": [], "figures": [], "missing": [], "skipped": skipped,
             "skipped_curves": bad_curves, "not_drawn": []}
-    counts = df["status"].value_counts().to_dict()
     for experiment, sub in df.groupby("experiment", sort=True):
-        specs = specs_for(experiment, sub)
         made["missing"] += [f"[{experiment}] {m}" for m in missing_points(sub, ["dataset", "method", "beta", "train_size"])]
-        for spec in specs:
+        for spec in specs_for(experiment, sub):
             stem = out / f"{experiment}_{spec.name}"
             if isinstance(spec, TableSpec):
-                data = apply_methods(sub, spec.methods)
-                by = list(spec.by) + [SERIES]
-                tidy = mean_se(data, by, spec.metrics)
-                tidy.to_csv(stem.with_suffix(".csv"), index=False)
-                md = pivot_for_markdown(tidy, by) if not tidy.empty else tidy
-                stem.with_suffix(".md").write_text(
-                    f"# {experiment}: {spec.name}\n\nmean ± standard error over seeds\n\n{to_markdown(md)}"
-                )
-                made["tables"] += [stem.with_suffix(".csv"), stem.with_suffix(".md")]
-                if spec.reference and not tidy.empty:
-                    cmp_path = stem.with_name(stem.name + "_vs_paper.md")
-                    cmp_path.write_text(f"# {experiment}: {spec.name} next to the paper\n\n{compare_with_reference(tidy, by, spec.reference)}")
-                    made["tables"].append(cmp_path)
+                made["tables"] += _write_table(sub, spec, stem, experiment)
             elif isinstance(spec, ExternalSpec):
-                paths = [Path(d) / "run.json" for d in sub["run_dir"]]
-                written = spec.build(paths, out / f"{experiment}_{spec.name}", experiment)
+                written = spec.build([Path(d) / "run.json" for d in sub["run_dir"]], stem, experiment)
                 made["figures"] += [p for p in written if p.suffix == ".png"]
                 made["tables"] += [p for p in written if p.suffix in (".csv", ".md")]
             elif isinstance(spec, PredictiveComparisonSpec):
@@ -138,25 +123,56 @@ def _build(dirs, out: Path, paper: str | None) -> dict:
                 if not figures:
                     made["not_drawn"].append(f"{stem.name}: no run of its methods has a predictive.json")
             elif isinstance(spec, (FigureSpec, CurveSpec, PredictiveSpec, SweepFigureSpec)):
-                draw = {FigureSpec: make_figure, CurveSpec: make_curve_figure, PredictiveSpec: make_predictive_figure,
-                        SweepFigureSpec: make_sweep_figure}
-                fig = draw[type(spec)](sub, spec)
-                if fig is None:
-                    # e.g. the Fig. 1(d) ringnorm panel of a sweep run on other datasets: an empty axis would
-                    # read as a result, and so would a stale file from an earlier report
-                    for ext in (".png", ".pdf"):
-                        stem.with_suffix(ext).unlink(missing_ok=True)
+                drawn = _draw_figure(sub, spec, stem)
+                made["figures"] += drawn
+                if not drawn:
                     made["not_drawn"].append(f"{stem.name}: no runs match its methods")
-                    continue
-                for ext in (".png", ".pdf"):
-                    fig.savefig(stem.with_suffix(ext), dpi=130)
-                plt.close(fig)
-                made["figures"] += [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
+    made["counts"] = df["status"].value_counts().to_dict()
+    made["index"] = _write_index(out, dirs, len(df), made)
+    made["runs"] = len(df)
+    return made
+
+
+def _write_table(sub, spec: TableSpec, stem: Path, experiment: str) -> list[Path]:
+    """A TableSpec as csv and markdown (mean ± SE over seeds), and next to the paper's numbers where it has them."""
+    data = apply_methods(sub, spec.methods)
+    by = list(spec.by) + [SERIES]
+    tidy = mean_se(data, by, spec.metrics)
+    tidy.to_csv(stem.with_suffix(".csv"), index=False)
+    md = pivot_for_markdown(tidy, by) if not tidy.empty else tidy
+    stem.with_suffix(".md").write_text(f"# {experiment}: {spec.name}\n\nmean ± standard error over seeds\n\n{to_markdown(md)}")
+    written = [stem.with_suffix(".csv"), stem.with_suffix(".md")]
+    if spec.reference and not tidy.empty:
+        cmp_path = stem.with_name(stem.name + "_vs_paper.md")
+        cmp_path.write_text(f"# {experiment}: {spec.name} next to the paper\n\n{compare_with_reference(tidy, by, spec.reference)}")
+        written.append(cmp_path)
+    return written
+
+
+def _draw_figure(sub, spec, stem: Path) -> list[Path]:
+    """A figure spec as png and pdf; [] when no run matches its methods."""
+    draw = {FigureSpec: make_figure, CurveSpec: make_curve_figure, PredictiveSpec: make_predictive_figure,
+            SweepFigureSpec: make_sweep_figure}
+    fig = draw[type(spec)](sub, spec)
+    paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
+    if fig is None:
+        # e.g. the Fig. 1(d) ringnorm panel of a sweep run on other datasets: an empty axis would read as a
+        # result, and so would a stale file from an earlier report
+        for path in paths:
+            path.unlink(missing_ok=True)
+        return []
+    for path in paths:
+        fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return paths
+
+
+def _write_index(out: Path, dirs, runs: int, made: dict) -> Path:
+    """index.md: what the report holds and what it left out (figures not drawn, missing points, skipped files)."""
     lines = [
         "# dlm_bench report",
         "",
-        f"{len(df)} runs from {', '.join(map(str, dirs))}: "
-        + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())),
+        f"{runs} runs from {', '.join(map(str, dirs))}: " + ", ".join(f"{v} {k}" for k, v in sorted(made["counts"].items())),
         "",
         "## Files",
         "",
@@ -168,11 +184,8 @@ def _build(dirs, out: Path, paper: str | None) -> dict:
     lines += ["", "## Missing or unfinished points", ""]
     lines += [f"- {m}" for m in made["missing"]] or ["none"]
     lines += ["", "## Skipped run.json files", ""]
-    lines += [f"- {path}: {why}" for path, why in skipped] or ["none"]
+    lines += [f"- {path}: {why}" for path, why in made["skipped"]] or ["none"]
     lines += ["", "## Skipped curve.csv files", "", "(their runs are in the tables; their curves are not drawn)", ""]
-    lines += [f"- {path}: {why}" for path, why in bad_curves] or ["none"]
+    lines += [f"- {path}: {why}" for path, why in made["skipped_curves"]] or ["none"]
     (out / "index.md").write_text("\n".join(lines) + "\n")
-    made["index"] = out / "index.md"
-    made["runs"] = len(df)
-    made["counts"] = counts
-    return made
+    return out / "index.md"
