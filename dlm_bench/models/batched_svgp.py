@@ -174,87 +174,110 @@ def fit_batched(bundle: BatchedBundle, X, y, trainer) -> list:
     After an iteration in which members stopped, the batch shrinks to the members still training (their state and
     Adam moments carried over), so a finished member costs nothing; bundle.where says where each member's final
     state is. Raises BatchFailed (with the partial results) when a step fails for the whole batch."""
-
-    B = bundle.B
-    rules = [StoppingRule(trainer.window, trainer.tol) for _ in range(B)]
-    scale = trainer.tol_scale(X.shape[0])  # full batch
-    results = [TrainResult() for _ in range(B)]
-    active = [True] * B
-    members = list(range(B))  # the member in each slot of the current batch
-    batch = bundle
-    start = time.perf_counter()
-    it = 0
-
-    def trainable(batch):
-        named = [(n, p) for n, p in batch.named_parameters() if p.requires_grad]
-        assert all(p.shape[0] == batch.B for _, p in named), [p.shape for _, p in named]
-        return named
-
-    named = trainable(batch)
-    params = [p for _, p in named]
-    optimizer = torch.optim.Adam(params, lr=trainer.lr)
-
-    def stop(slot, now):
-        b = members[slot]
-        active[b] = False
-        stopped_mask[slot] = True
-        results[b].wall_s = now
-        results[b].epochs = results[b].iterations
-        bundle.where[b] = (batch, slot)
-
+    run = _BatchedTraining(bundle, trainer, scale=trainer.tol_scale(X.shape[0]))  # full batch
     bundle.train()
     if trainer.heartbeat is not None:
         trainer.heartbeat.start()
     try:
-        while any(active):
-            stopped_mask = torch.zeros(batch.B, dtype=torch.bool, device=params[0].device)
-            it += 1
-            optimizer.zero_grad(set_to_none=True)
-            losses = batch.loss(X, y)
-            values = losses.detach().cpu().tolist()
-            for slot, b in enumerate(members):
-                results[b].iterations = it
-                results[b].final_loss = values[slot]
-                if not math.isfinite(values[slot]):
-                    results[b].status = "diverged"
-                    results[b].error = f"non-finite training loss ({values[slot]}) at iteration {it}"
-                    stop(slot, time.perf_counter() - start)
-            if not any(active):
+        while any(run.active):
+            values = run.losses_then_step(X, y)
+            if values is None:  # every member stopped (diverged) at this iteration
                 break
-            diverged = stopped_mask.any()
-            snapshot = [p.detach().clone() for p in params] if diverged else None
-            losses[~stopped_mask].sum().backward()
-            optimizer.step()
-            if diverged:  # a diverged member keeps its state before the step (Adam's moments move it)
-                with torch.no_grad():
-                    for p, s in zip(params, snapshot):
-                        p[stopped_mask] = s[stopped_mask]
-            now = time.perf_counter() - start
-            if trainer.heartbeat is not None:
-                trainer.heartbeat.tick(it, trainer.max_iters, note=f" ({sum(active)} of {B} betas, batched)")
-            for slot, b in enumerate(members):
-                if active[b]:
-                    results[b].curve.append({"iteration": it, "wall_s": now, "loss": values[slot]})
-                    if rules[b].update(values[slot] * scale):
-                        results[b].converged = True
-                        stop(slot, now)
-                    elif it >= trainer.max_iters:
-                        stop(slot, now)
-            keep = [slot for slot, b in enumerate(members) if active[b]]
-            if keep and len(keep) < batch.B:  # shrink the batch; the old one keeps the stopped members' states
-                old_state = {n: optimizer.state[p] for n, p in named}
-                idx = torch.as_tensor(keep, device=params[0].device)
-                batch = batch.subset(keep)
-                batch.train()
-                members = [members[slot] for slot in keep]
-                named = trainable(batch)
-                params = [p for _, p in named]
-                optimizer = torch.optim.Adam(params, lr=trainer.lr)
-                for n, p in named:
-                    optimizer.state[p] = {k: (v[idx] if v.dim() else v).clone() if torch.is_tensor(v) else v
-                                          for k, v in old_state[n].items()}
+            run.record(values)
+            run.shrink()
     except (NotPSDError, NanError, torch.linalg.LinAlgError) as err:
-        for slot, b in enumerate(members):  # the unfinished members' state is the current batch's
-            bundle.where.setdefault(b, (batch, slot))
-        raise BatchFailed(f"{type(err).__name__} at iteration {it}: {str(err).splitlines()[0]}", results, active)
-    return results
+        for slot, b in enumerate(run.members):  # the unfinished members' state is the current batch's
+            bundle.where.setdefault(b, (run.batch, slot))
+        raise BatchFailed(f"{type(err).__name__} at iteration {run.it}: {str(err).splitlines()[0]}", run.results,
+                          run.active)
+    return run.results
+
+
+class _BatchedTraining:
+    """fit_batched's state: the current batch (a subset of the bundle's members after some stopped), which member
+    sits in each of its slots, the members' results and stopping rules, and Adam over the batch's parameters."""
+
+    def __init__(self, bundle: BatchedBundle, trainer, scale: float):
+        self.bundle, self.trainer, self.scale = bundle, trainer, scale
+        B = bundle.B
+        self.rules = [StoppingRule(trainer.window, trainer.tol) for _ in range(B)]
+        self.results = [TrainResult() for _ in range(B)]
+        self.active = [True] * B
+        self.members = list(range(B))  # the member in each slot of the current batch
+        self.start = time.perf_counter()
+        self.it = 0
+        self._use(bundle)
+        self.optimizer = torch.optim.Adam(self.params, lr=trainer.lr)
+
+    def _use(self, batch) -> None:
+        self.batch = batch
+        self.named = [(n, p) for n, p in batch.named_parameters() if p.requires_grad]
+        assert all(p.shape[0] == batch.B for _, p in self.named), [p.shape for _, p in self.named]
+        self.params = [p for _, p in self.named]
+
+    def _stop(self, slot: int, now: float) -> None:
+        b = self.members[slot]
+        self.active[b] = False
+        self.stopped_mask[slot] = True
+        self.results[b].wall_s = now
+        self.results[b].epochs = self.results[b].iterations
+        self.bundle.where[b] = (self.batch, slot)
+
+    def losses_then_step(self, X, y) -> list[float] | None:
+        """The members' losses at the current state, then one Adam step for those with a finite loss (a diverged
+        member stops and keeps its state before the step: Adam's moments would move it). None: none is left."""
+        self.stopped_mask = torch.zeros(self.batch.B, dtype=torch.bool, device=self.params[0].device)
+        self.it += 1
+        self.optimizer.zero_grad(set_to_none=True)
+        losses = self.batch.loss(X, y)
+        values = losses.detach().cpu().tolist()
+        for slot, b in enumerate(self.members):
+            self.results[b].iterations = self.it
+            self.results[b].final_loss = values[slot]
+            if not math.isfinite(values[slot]):
+                self.results[b].status = "diverged"
+                self.results[b].error = f"non-finite training loss ({values[slot]}) at iteration {self.it}"
+                self._stop(slot, time.perf_counter() - self.start)
+        if not any(self.active):
+            return None
+        diverged = self.stopped_mask.any()
+        snapshot = [p.detach().clone() for p in self.params] if diverged else None
+        losses[~self.stopped_mask].sum().backward()
+        self.optimizer.step()
+        if diverged:
+            with torch.no_grad():
+                for p, s in zip(self.params, snapshot):
+                    p[self.stopped_mask] = s[self.stopped_mask]
+        return values
+
+    def record(self, values: list[float]) -> None:
+        """The iteration's curve rows, the heartbeat, and each active member's stopping rule and iteration cap."""
+        now = time.perf_counter() - self.start
+        trainer = self.trainer
+        if trainer.heartbeat is not None:
+            trainer.heartbeat.tick(self.it, trainer.max_iters, note=f" ({sum(self.active)} of {self.bundle.B} betas, batched)")
+        for slot, b in enumerate(self.members):
+            if self.active[b]:
+                self.results[b].curve.append({"iteration": self.it, "wall_s": now, "loss": values[slot]})
+                if self.rules[b].update(values[slot] * self.scale):
+                    self.results[b].converged = True
+                    self._stop(slot, now)
+                elif self.it >= trainer.max_iters:
+                    self._stop(slot, now)
+
+    def shrink(self) -> None:
+        """After members stopped: a batch of the members still training, with their Adam moments; the old batch
+        keeps the stopped members' states (bundle.where points there)."""
+        keep = [slot for slot, b in enumerate(self.members) if self.active[b]]
+        if not keep or len(keep) == self.batch.B:
+            return
+        old_state = {n: self.optimizer.state[p] for n, p in self.named}
+        idx = torch.as_tensor(keep, device=self.params[0].device)
+        batch = self.batch.subset(keep)
+        batch.train()
+        self.members = [self.members[slot] for slot in keep]
+        self._use(batch)
+        self.optimizer = torch.optim.Adam(self.params, lr=self.trainer.lr)
+        for n, p in self.named:
+            self.optimizer.state[p] = {k: (v[idx] if v.dim() else v).clone() if torch.is_tensor(v) else v
+                                       for k, v in old_state[n].items()}
