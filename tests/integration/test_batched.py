@@ -203,3 +203,58 @@ def test_batched_group_heartbeat_lines(tmp_path, capsys, monkeypatch):
     lines = [ln for ln in capsys.readouterr().out.splitlines() if "still training" in ln]
     assert len(lines) == max(r["train"]["iterations"] for r in runs(tmp_path).values()) == 30
     assert lines[0].startswith("[dlm-bench] #0 still training (3 of 3 betas, batched): iteration 1/30, ")
+
+
+# ------------------------------------------------------------------------------ a member or the batch fails
+
+
+def _failing_batch_loss(monkeypatch, at_call: int, how: str):
+    """BatchedBundle.loss of the 3-member batch, on its `at_call`-th call: member 0's loss is NaN (how="nan") or
+    the whole step raises a Cholesky error (how="raise")."""
+    from linear_operator.utils.errors import NotPSDError
+
+    from dlm_bench.models.batched_svgp import BatchedBundle
+
+    original, calls = BatchedBundle.loss, {"n": 0}
+
+    def loss(self, X, y):
+        out = original(self, X, y)
+        if self.B == 3:
+            calls["n"] += 1
+            if calls["n"] == at_call and how == "raise":
+                raise NotPSDError("injected: K_ZZ is not positive definite")
+            if calls["n"] == at_call:
+                out = out + out.new_tensor([float("nan"), 0.0, 0.0])
+        return out
+
+    monkeypatch.setattr(BatchedBundle, "loss", loss)
+
+
+def test_a_diverged_member_stops_and_the_others_train_on_as_unbatched(tmp_path, monkeypatch):
+    """Member 0's loss is NaN at iteration 3: it is written as diverged at iteration 3; the other two go on in a
+    batch of 2 (the shrink path) and end as their unbatched runs do."""
+    grid = ["method=dlm", "objective.beta_index=0,2,5"]
+    plain = run_sweep(TINY + grid + [f"results_dir={tmp_path / 'plain'}"])
+    _failing_batch_loss(monkeypatch, 3, "nan")
+    batched = run_sweep(TINY + grid + [f"results_dir={tmp_path / 'batched'}", "objective.beta_batch=true"])
+    assert plain["ok"] == 3 and (batched["ok"], batched["diverged"], batched["skipped"]) == (0, 1, 2)
+    a, b = runs(tmp_path / "plain"), runs(tmp_path / "batched")
+    first = next(name for name in a if "betaidx0_" in name)
+    assert b[first]["status"] == "diverged"
+    assert b[first]["error"] == "non-finite training loss (nan) at iteration 3"
+    for name in set(a) - {first}:
+        assert_batched_member_equals(a[name], b[name], name)
+
+
+def test_a_step_that_fails_for_the_whole_batch_reruns_the_members_unbatched(tmp_path, monkeypatch):
+    grid = ["method=dlm", "objective.beta_index=0,2,5"]
+    plain = run_sweep(TINY + grid + [f"results_dir={tmp_path / 'plain'}"])
+    _failing_batch_loss(monkeypatch, 4, "raise")
+    batched = run_sweep(TINY + grid + [f"results_dir={tmp_path / 'batched'}", "objective.beta_batch=true"])
+    assert plain["ok"] == 3 and batched["ok"] + batched["skipped"] == 3
+    a, b = runs(tmp_path / "plain"), runs(tmp_path / "batched")
+    assert set(a) == set(b)
+    for name, ra in a.items():
+        assert "batched" not in b[name]["train"]  # trained as the ordinary run
+        for k, v in ra["metrics"].items():
+            assert b[name]["metrics"][k] == pytest.approx(v, rel=1e-10, abs=1e-12), (name, k)
