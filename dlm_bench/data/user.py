@@ -146,28 +146,14 @@ def _non_finite(values: np.ndarray) -> int | None:
 
 
 def load_user_table(cfg) -> Dataset:
-    path_s = getattr(cfg, "path", None)
-    target = getattr(cfg, "target", None)
-    task = getattr(cfg, "task", None)
-    if not path_s or target is None or not task:
-        raise DatasetError("dataset=csv needs dataset.path=FILE dataset.target=COLUMN dataset.task=" + "|".join(TASKS))
-    task = str(task)
-    if task not in TASKS:
-        raise DatasetError(f"dataset.task={task!r} is not one of {', '.join(TASKS)}")
-    path = regular_file(path_s)
+    task = _task(cfg)
+    path = regular_file(cfg.path)
     header = None if _is_parquet(path) else _header(path)
     df = _read(path)
     names = header if header is not None and len(header) == len(df.columns) else [str(c) for c in df.columns]
     if len(df) == 0:
         raise DatasetError(f"{path.name}: no data rows (only a header)")
-    target = str(target)
-    if target not in df.columns:
-        if target.lstrip("-").isdigit() and -len(df.columns) <= int(target) < len(df.columns):
-            target = str(df.columns[int(target)])
-        elif target in names:  # a duplicated name, renamed by pandas: check_header names it
-            pass
-        else:
-            raise DatasetError(f"dataset.target={target!r} is not a column of {path.name}; columns: {', '.join(names)}")
+    target = _target_column(str(cfg.target), df, names, path.name)
     check_header(names, target, path.name)
     declared = _declared(cfg)
     unknown = [c for c in declared if c not in df.columns]
@@ -183,38 +169,65 @@ def load_user_table(cfg) -> Dataset:
     feats = df.drop(columns=[target])
     blocks, feat_names = [], []
     for col in feats.columns:
-        values = feats[col]
-        if str(col) in declared:
-            d, n = dummy_code(values.astype(str).to_numpy(), prefix=f"{col}=")
-            blocks.append(d)
-            feat_names += n
-            continue
+        block, col_names = _feature_block(feats[col], col, str(col) in declared, path.name)
+        blocks.append(block)
+        feat_names += col_names
+    if not blocks:
+        raise DatasetError(f"{path.name}: no feature columns besides the target {target!r}")
+    y = _target(y_raw, target, task, path.name)
+    _check_no_target_copy(feats, y_raw, declared, target, path.name)
+    return Dataset(path.stem, task, np.hstack(blocks), y, feat_names)
+
+
+def _task(cfg) -> str:
+    """dataset.task, after checking that path, target and task are all given."""
+    if not getattr(cfg, "path", None) or getattr(cfg, "target", None) is None or not getattr(cfg, "task", None):
+        raise DatasetError("dataset=csv needs dataset.path=FILE dataset.target=COLUMN dataset.task=" + "|".join(TASKS))
+    task = str(cfg.task)
+    if task not in TASKS:
+        raise DatasetError(f"dataset.task={task!r} is not one of {', '.join(TASKS)}")
+    return task
+
+
+def _target_column(target: str, df: pd.DataFrame, names: list[str], fname: str) -> str:
+    """dataset.target as a column of df: a column name, or a column index (negative from the end)."""
+    if target in df.columns:
+        return target
+    if target.lstrip("-").isdigit() and -len(df.columns) <= int(target) < len(df.columns):
+        return str(df.columns[int(target)])
+    if target in names:  # a duplicated name, renamed by pandas: check_header names it
+        return target
+    raise DatasetError(f"dataset.target={target!r} is not a column of {fname}; columns: {', '.join(names)}")
+
+
+def _feature_block(values: pd.Series, col, categorical: bool, fname: str) -> tuple[np.ndarray, list[str]]:
+    """One feature column as model inputs: dummy-coded when declared categorical or text, else its finite
+    numbers; a column mixing numbers and text is an error (which cell, and how to declare it)."""
+    if not categorical:
         mixed = _mixed_cell(values)
         if mixed is not None:
-            raise DatasetError(f"{path.name}: column {col!r} mixes numbers and text ({mixed[1]!r} in data row {mixed[0]}); "
+            raise DatasetError(f"{fname}: column {col!r} mixes numbers and text ({mixed[1]!r} in data row {mixed[0]}); "
                                f"fix the cell, or declare the column categorical with dataset.categorical=[{col}]")
         if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
             x = values.to_numpy(np.float64)
             row = _non_finite(x)
             if row is not None:
-                raise DatasetError(f"{path.name}: column {col!r} has a non-finite value ({x[row - 1]}) in data row {row}")
-            blocks.append(x[:, None])
-            feat_names.append(str(col))
-        else:
-            d, n = dummy_code(values.astype(str).to_numpy(), prefix=f"{col}=")
-            blocks.append(d)
-            feat_names += n
-    if not blocks:
-        raise DatasetError(f"{path.name}: no feature columns besides the target {target!r}")
-    X = np.hstack(blocks)
-    y = _target(y_raw, target, task, path.name)
+                raise DatasetError(f"{fname}: column {col!r} has a non-finite value ({x[row - 1]}) in data row {row}")
+            return x[:, None], [str(col)]
+    d, n = dummy_code(values.astype(str).to_numpy(), prefix=f"{col}=")
+    return d, list(n)
+
+
+def _check_no_target_copy(feats: pd.DataFrame, y_raw: pd.Series, declared, target: str, fname: str) -> None:
+    """A numeric feature equal to the target would leak it into the inputs."""
+    if not pd.api.types.is_numeric_dtype(y_raw):
+        return
     for col in feats.columns:
         if str(col) not in declared and pd.api.types.is_numeric_dtype(feats[col]) \
-                and not pd.api.types.is_bool_dtype(feats[col]) and pd.api.types.is_numeric_dtype(y_raw) \
+                and not pd.api.types.is_bool_dtype(feats[col]) \
                 and np.array_equal(feats[col].to_numpy(np.float64), y_raw.to_numpy(np.float64)):
-            raise DatasetError(f"{path.name}: column {col!r} is a copy of the target {target!r} "
+            raise DatasetError(f"{fname}: column {col!r} is a copy of the target {target!r} "
                                "(it would leak the target into the inputs); drop it")
-    return Dataset(path.stem, task, X, y, feat_names)
 
 
 def _target(y_raw: pd.Series, target: str, task: str, fname: str) -> np.ndarray:
