@@ -103,51 +103,14 @@ def fit_fp(model: LGM, m0, cov0: Cov, variant: str = "fpi", stop: StopRule = Sto
         k += 1
         F_prev = F
         if variant == "fpi":
-            m, _ = _newton_step(model, m, cov, s.vq)
-            s = model.site_expectations(*model.marginals(m, cov))
-            cov_new = model.fixed_point_update(model.gamma(s))
-            res = float((cov_new.V - cov.V).abs().max())
-            cov = cov_new
+            m, cov, res = _fpi_step(model, m, cov, s)
             step = "newton+fp"
         elif variant == "fpi_mean":
-            gamma = model.gamma(s)
-            cov_new = model.fixed_point_update(gamma)
-            m = m + model.precision_solve(gamma, gm)  # = T(V) (Sigma^-1 mu + D^T (rho + gamma * D m))
-            res = float((cov_new.V - cov.V).abs().max())
-            cov = cov_new
+            m, cov, res = _fpi_mean_step(model, m, cov, s, gm)
             step = "fp_mean+fp"
         elif variant == "fpb":
-            # (1) m to convergence by Newton at fixed V
-            for _ in range(fpb_inner):
-                m, gain = _newton_step(model, m, cov, s.vq)
-                s, F, gm = _state(model, m, cov)
-                trace.append(clock.row(k, -F, float(gm.abs().max()), "newton"))
-                if float(gm.abs().max()) <= stop.grad_tol or abs(gain) <= stop.f_tol:
-                    break
-            # (2) V reset to Sigma, then V <- T(V) until convergence or a 2-cycle
-            cov = model.prior_cov()
-            Vs = [cov.V]
-            covs = [cov]
-            res = float("inf")
-            for _ in range(fpb_inner):
-                s = model.site_expectations(*model.marginals(m, cov))
-                cov = model.fixed_point_update(model.gamma(s))
-                V = cov.V
-                res = float((V - Vs[-1]).abs().max())
-                Vs.append(V)
-                covs.append(cov)
-                _, F_fp, gm_fp = _state(model, m, cov)
-                trace.append(clock.row(k, -F_fp, float(gm_fp.abs().max()), "fp"))
-                scale = max(1.0, float(V.abs().max()))
-                if res <= cycle_tol * scale:
-                    break
-                # a 2-cycle: T^2(V) = V but T(V) != V (Theorem 1); keep the better of the two iterates
-                if len(Vs) >= 3 and float((V - Vs[-3]).abs().max()) <= cycle_tol * scale:
-                    cycles += 1
-                    F_a, F_b = model.vlb(m, covs[-1]), model.vlb(m, covs[-2])
-                    cov = covs[-1] if F_a >= F_b else covs[-2]
-                    res = 0.0  # cannot do better in V at this m
-                    break
+            m, cov, res, cycled = _fpb_step(model, m, cov, s, k, stop, fpb_inner, cycle_tol, clock, trace)
+            cycles += cycled
             step = "fpb_outer"
         else:
             raise ConfigError(f"unknown lgm.optimizer {variant!r}; valid choices: {', '.join(OPTIMIZERS)}")
@@ -168,6 +131,53 @@ def fit_fp(model: LGM, m0, cov0: Cov, variant: str = "fpi", stop: StopRule = Sto
             break
     last = trace[-1]
     return OptResult(m, cov, F, k, converged, reason, trace, last["cpu_s"], last["wall_s"], cycles)
+
+
+def _fpi_step(model: LGM, m, cov: Cov, s):
+    """FPi: one Newton step in m at fixed V, then one fixed-point update V <- T(V) at the new m."""
+    m, _ = _newton_step(model, m, cov, s.vq)
+    s = model.site_expectations(*model.marginals(m, cov))
+    cov_new = model.fixed_point_update(model.gamma(s))
+    return m, cov_new, float((cov_new.V - cov.V).abs().max())
+
+
+def _fpi_mean_step(model: LGM, m, cov: Cov, s, gm):
+    """FPi with the fixed-point mean update: V <- T(V) and m <- T(V) (Sigma^-1 mu + D^T (rho + gamma * D m))."""
+    gamma = model.gamma(s)
+    cov_new = model.fixed_point_update(gamma)
+    m = m + model.precision_solve(gamma, gm)
+    return m, cov_new, float((cov_new.V - cov.V).abs().max())
+
+
+def _fpb_step(model: LGM, m, cov: Cov, s, k: int, stop: StopRule, fpb_inner: int, cycle_tol: float, clock, trace):
+    """FPb's outer iteration: (1) m to convergence by Newton at fixed V; (2) V reset to Sigma, then V <- T(V) until
+    convergence or a 2-cycle (T^2(V) = V but T(V) != V, Theorem 1: the better of the two iterates is kept).
+    Appends its inner iterations to `trace`; returns m, the covariance, the last V residual and 1 if it cycled."""
+    for _ in range(fpb_inner):
+        m, gain = _newton_step(model, m, cov, s.vq)
+        s, F, gm = _state(model, m, cov)
+        trace.append(clock.row(k, -F, float(gm.abs().max()), "newton"))
+        if float(gm.abs().max()) <= stop.grad_tol or abs(gain) <= stop.f_tol:
+            break
+    cov = model.prior_cov()
+    covs, Vs = [cov], [cov.V]  # Cov.V is a product W^T W: formed once per iterate
+    res = float("inf")
+    for _ in range(fpb_inner):
+        s = model.site_expectations(*model.marginals(m, cov))
+        cov = model.fixed_point_update(model.gamma(s))
+        V = cov.V
+        res = float((V - Vs[-1]).abs().max())
+        covs.append(cov)
+        Vs.append(V)
+        _, F_fp, gm_fp = _state(model, m, cov)
+        trace.append(clock.row(k, -F_fp, float(gm_fp.abs().max()), "fp"))
+        scale = max(1.0, float(V.abs().max()))
+        if res <= cycle_tol * scale:
+            break
+        if len(Vs) >= 3 and float((V - Vs[-3]).abs().max()) <= cycle_tol * scale:
+            better = covs[-1] if model.vlb(m, covs[-1]) >= model.vlb(m, covs[-2]) else covs[-2]
+            return m, better, 0.0, 1  # residual 0: cannot do better in V at this m
+    return m, cov, res, 0
 
 
 def _tril_idx(n):
