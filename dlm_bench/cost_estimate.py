@@ -2,7 +2,8 @@
 
 Two sources, best first:
 1. **finished runs of the same settings** in the sweep's results directory (every setting but seed and beta equal):
-   their median single-core seconds (a batched member: its group's wall / group size);
+   their median single-core seconds (a batched member: its group's wall / group size), each scaled to this
+   machine by the speed probe its run.json records (`speed_probe.py`; records without one are taken as they are);
 2. **a cost model** for the models the shared Trainer fits: seconds = factor x max_iters x (c0 + c1 W), with
    W = B M^2 + M^3 the work of one step (B: minibatch or training size, M: inducing points; the exact GP M = n).
    c0, c1 were fitted by least squares on 405 unbatched joint runs of the committed DLM reproductions (2-core
@@ -26,6 +27,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
+
+from .speed_probe import machine_ratio, this_machine
 
 C0, C1 = 1.85e-3, 3.6e-10  # seconds per step, seconds per unit of W (fitted, see above)
 RUN_OVERHEAD_S = 1.0  # per point: the job's composition, data, model build and evaluation (not in train.wall_s)
@@ -170,6 +173,12 @@ def run_seconds(rec: dict) -> float | None:
     return float(s) if s is not None else None
 
 
+def _machine_ratio(rec: dict) -> float:
+    """A finished run's seconds x this ratio = its seconds on this machine (speed_probe; 1 for older records)."""
+    recorded = (rec.get("env") or {}).get("speed_probe_s")
+    return machine_ratio(recorded, this_machine()) if recorded is not None else 1.0
+
+
 def beyond_grid(config: dict) -> bool:
     """objective.beta_index gives a beta below min_beta at the training size the protocol will give (the run finds
     this only once it has loaded its data, so the sweep's plan still counts such a point as new)."""
@@ -213,6 +222,7 @@ def estimate(points: list[tuple[dict, str | None]], root: Path) -> Estimate:
         s = run_seconds(rec)
         if s is None:
             continue
+        s *= _machine_ratio(rec)
         same[settings_key(rec["config"])].append(s)
         batched = bool((rec.get("train") or {}).get("batched"))
         terms = model_terms(rec["config"], rec["model"])

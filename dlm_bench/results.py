@@ -122,6 +122,7 @@ def env_info() -> dict:
     import torch
 
     from . import __version__
+    from .speed_probe import speed_probe_seconds
 
     return {
         "dlm_bench": __version__,
@@ -132,4 +133,6 @@ def env_info() -> dict:
         "host": socket.gethostname(),
         # which GPU gave a CUDA run's timings (train.device says whether the run used it)
         "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+        # this machine's single-core speed when the run was written: estimates scale its time to another machine
+        "speed_probe_s": speed_probe_seconds(),
     }

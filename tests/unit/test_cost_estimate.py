@@ -105,3 +105,25 @@ def test_points_beyond_the_beta_grid_are_not_counted(tmp_path, archive):
     assert (est.from_model, est.beyond_grid) == (1, 2)
     assert est.seconds == pytest.approx(ce.estimate(points[:1], tmp_path).seconds)
     assert "2 beyond the beta grid" in est.line()
+
+
+def test_finished_runs_are_scaled_to_this_machine_by_their_speed_probe(tmp_path, archive, monkeypatch):
+    """Runs recorded on a machine whose probe read P, estimated on one whose probe reads 2.5 P, count 2.5x their
+    seconds; a record without a probe (written before 2026-11-28) counts as it is."""
+    rec = next(r for rep, r in archive if rep == "pac_table2" and r["model"] == "pac_sgp")
+    wall, probe = 400.0, 0.0012
+    for i in range(3):
+        r = {**rec, "seed": i, "train": {**rec["train"], "wall_s": wall, "total_wall_s": None},
+             "env": {**rec["env"], "speed_probe_s": probe}}
+        (tmp_path / f"r{i}").mkdir()
+        (tmp_path / f"r{i}" / "run.json").write_text(json.dumps(r))
+    point = [(json.loads(json.dumps(rec["config"])), "gaussian")]
+    monkeypatch.setattr(ce, "this_machine", lambda: 2.5 * probe)
+    est = ce.estimate(point, tmp_path)
+    assert est.from_runs == 1 and est.seconds - ce.RUN_OVERHEAD_S == pytest.approx(2.5 * wall)
+    for i in range(3):  # the same runs without the probe
+        path = tmp_path / f"r{i}" / "run.json"
+        r = json.loads(path.read_text())
+        del r["env"]["speed_probe_s"]
+        path.write_text(json.dumps(r))
+    assert ce.estimate(point, tmp_path).seconds - ce.RUN_OVERHEAD_S == pytest.approx(wall)

@@ -19,7 +19,7 @@ LAYERS = [
     ("validation and registries", ["validation", "registry", "combination_rules"]),
     ("model families and papers", ["models", "objectives", "estimators", "likelihoods", "evaluation", "pac", "lgm",
                                    "sggpm", "savigp", "train", "pretrain", "task_defaults", "gradient_bias"]),
-    ("leaves", ["data", "environ", "results", "results_schema", "config", "errors", "outcome", "labels", "capabilities", "locks", "fsperm",
+    ("leaves", ["data", "environ", "speed_probe", "results", "results_schema", "config", "errors", "outcome", "labels", "capabilities", "locks", "fsperm",
                 "threads", "beta", "logline", "__init__", "conf", "shipped_data"]),
 ]
 
