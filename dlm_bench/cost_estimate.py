@@ -174,9 +174,10 @@ def run_seconds(rec: dict) -> float | None:
 
 
 def _machine_ratio(rec: dict) -> float:
-    """A finished run's seconds x this ratio = its seconds on this machine (speed_probe; 1 for older records)."""
+    """A finished run's seconds x this ratio = its seconds on this machine (speed_probe; 1 for older records).
+    A record without a probe returns before this machine is probed, so an archive of older runs costs no probe."""
     recorded = (rec.get("env") or {}).get("speed_probe_s")
-    return machine_ratio(recorded, this_machine()) if recorded is not None else 1.0
+    return 1.0 if recorded is None else machine_ratio(recorded, this_machine())
 
 
 def beyond_grid(config: dict) -> bool:
