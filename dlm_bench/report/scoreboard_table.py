@@ -108,7 +108,7 @@ ROWS: tuple[Row, ...] = (
       note="reduced: 3 seeds (the issue's minimum); all 21 betas (13829 ... 0.0132) for joint and fixed DLM, 17 for "
            "beta-ELBO; joint DLM selects beta 0.42 / 0.42 / 0.84 < 1 (3 of 3 seeds, shown), but fixed DLM and beta-ELBO "
            "select the grid's smallest beta, 0.0132, in 3 of 3: every curve's val NLL falls from the grid's top to "
-           "its selection, no minimum above 1; beta-ELBO's 4 largest betas (14 runs, ~67 CPU min) not run",
+           "its selection, no minimum above 1; beta-ELBO's 4 largest betas not run (13 runs, ~62 CPU min)",
       figures=("Fig. 1",)),
     R("dlm", "Fig. 1(d)", "ringnorm, test NLL vs training size (probit)", PAPER, ("dlm_classification",),
       ("dlm_classification",), paper_value="DLM comparable to or better than ELBO and beta-ELBO",
