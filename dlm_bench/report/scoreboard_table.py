@@ -426,11 +426,11 @@ ROWS: tuple[Row, ...] = (
             num("Gibbs test", "pac_table2/pac_table2_table2_M500.md", "gibbs_test", dataset="pol", ard="True",
                 series="kl-PAC-SGP"),
             num("VFE bound", "pac_table2/pac_table2_table2_M500.md", "bound", dataset="pol", ard="True", series="VFE")),
-      note="M = 500 only (the table), n = 3000 (paper: all of the 80 %), 2 of 10 repetitions, 32 runs: kl-PAC-SGP has "
-           "the lowest bound and kl < sqrt < VFE < FITC in 4 of 4 settings (8 of 8 with repetitions), lower KL/N, "
-           "higher MSE than VFE, ARD helps (all as the paper); published numbers not matched (training size; 106 of "
-           "112 beyond 2 SE); ~2.65 CPU hours a repetition, ~21 for the other 8; Fig. 3's M = 100-400 and full n: "
-           "~180 CPU hours (cluster)",
+      note="M = 500 only (the table), n = 3000 (paper: all of the 80 %), 3 of 10 repetitions, 48 runs: kl-PAC-SGP has "
+           "the lowest bound and kl < sqrt < VFE < FITC in 4 of 4 settings (12 of 12 with repetitions), lower KL/N, "
+           "higher MSE than VFE (1.25-2.0x), ARD helps (all as the paper); published numbers not matched (training "
+           "size; 105 of 112 beyond 2 SE); 2.65-2.8 CPU hours a repetition, ~19-22 for the other 7; Fig. 3's "
+           "M = 100-400 and full n: ~180 CPU hours (cluster)",
       figures=("Fig. 3", "Table 2")),
     R("pac", "Table 3", "the l_exp loss, M = 500, SE-ARD", REDUCED, ("pac_table3",), ("pac_table3",),
       paper_value="PAC-SGP bounds remain much better; kin40k B: kl-PAC-SGP 0.260, VFE 0.347, FITC 0.379",
