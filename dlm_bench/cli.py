@@ -21,7 +21,7 @@ def compose_config(overrides: list[str]):
     from hydra.errors import HydraException, MissingConfigException
     from omegaconf.errors import OmegaConfBaseException
 
-    from .config import GROUPS, conf_dir, group_options, register_configs
+    from .config.schema import GROUPS, conf_dir, group_options, register_configs
 
     for ov in overrides:
         key, sep, value = ov.partition("=")
@@ -43,7 +43,7 @@ def compose_config(overrides: list[str]):
         raise UserError(_unknown_key_message(err) or _one_line(err)) from err
     resolve_interpolations(cfg)
     from .errors import ConfigError
-    from .validation import validate
+    from .registry.validation import validate
 
     try:
         validate(cfg, overrides)
@@ -77,7 +77,7 @@ def _unknown_key_message(err: BaseException) -> str | None:
     import dataclasses
     import re
 
-    from . import config as schema
+    from .config import schema
 
     m = re.search(r"Key '([^']+)' not in '(\w+)'", _one_line(err))
     node = getattr(schema, m.group(2), None) if m else None
@@ -105,10 +105,10 @@ def _one_line(err: BaseException) -> str:
 
 
 def cmd_run(args) -> int:
-    from .beta import OutsideBetaGrid
+    from .config.beta_grid import OutsideBetaGrid
     from .data import DatasetError
     from .errors import ConfigError, ResultsNotWritten
-    from .labels import record_variant
+    from .results.labels import record_variant
     from .run import execute
 
     overrides = list(args.overrides)
@@ -164,7 +164,7 @@ def run_help_epilog() -> str:
     """Hydra-style application help for `dlm-bench run --help`: config groups, their options, the defaults."""
     import re
 
-    from .config import GROUPS, conf_dir, group_options
+    from .config.schema import GROUPS, conf_dir, group_options
 
     defaults = dict(re.findall(r"^\s*-\s*(?:optional\s+)?(\w+):\s*(\S+)", (conf_dir() / "config.yaml").read_text(), re.M))
     lines = ["== Configuration groups ==", "Compose your configuration from these groups (group=option):", ""]
@@ -181,7 +181,7 @@ def _sweep_deadline(args) -> float | None:
     """--time-limit as seconds since the epoch, counted from the command's start (None: no limit)."""
     if args.time_limit is None:
         return None
-    from .sweep_deadline import parse_duration
+    from .sweeps.deadline import parse_duration
 
     try:
         return time.time() + parse_duration(args.time_limit)
@@ -192,7 +192,7 @@ def _sweep_deadline(args) -> float | None:
 def _sweep_overrides(args) -> list[str]:
     """The command line's overrides, checked (no fixed run_dir, a known experiment), with an absolute results_dir
     (jobs may run in other processes or elsewhere, SLURM), line progress and the --force / --retry-failed flags."""
-    from .config import group_options
+    from .config.schema import group_options
 
     overrides = list(args.overrides)
     for ov in overrides:
@@ -205,7 +205,7 @@ def _sweep_overrides(args) -> list[str]:
     given = [ov for ov in overrides if ov.startswith("results_dir=")]
     results_dir = given[-1].partition("=")[2] if given else "results"
     if not results_dir.strip() or results_dir.strip() in ("null", "''", '""'):  # abspath("") is the current directory
-        from .validation import check_results_dir
+        from .registry.validation import check_results_dir
 
         try:
             check_results_dir("")
@@ -226,8 +226,8 @@ def cmd_sweep(args) -> int:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    from .sweep import dry_run_lines, estimate_line, invalid_points_message, plan_sweep, run_sweep, summary_line
-    from .sweep_deadline import DEFERRED_EXIT, set_deadline
+    from .sweeps.deadline import DEFERRED_EXIT, set_deadline
+    from .sweeps.launch import dry_run_lines, estimate_line, invalid_points_message, plan_sweep, run_sweep, summary_line
 
     deadline_at = _sweep_deadline(args)
     overrides = _sweep_overrides(args)
@@ -285,9 +285,9 @@ def cmd_report(args) -> int:
 
 
 def cmd_experiments(args) -> int:
-    from .config import GROUPS, group_options
-    from .registry import MODELS
+    from .config.schema import GROUPS, group_options
     from .objectives import OBJECTIVES
+    from .registry.models import MODELS
 
     for group in GROUPS + ("experiment",):
         print(f"{group + ':':12s} {', '.join(group_options(group)) or '-'}")
@@ -392,7 +392,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .threads import remember_user_setting
+    from .run.threads import remember_user_setting
 
     remember_user_setting()  # OMP_NUM_THREADS set by the user wins in every run and sweep job
     args = build_parser().parse_args(argv)

@@ -24,8 +24,8 @@ from dlm_bench.cli import compose_config
 from dlm_bench.models import fast_svgp
 from dlm_bench.models.batched_svgp import BatchedBundle
 from dlm_bench.models.builders import build_bundle
+from dlm_bench.models.task_defaults import resolve_task_defaults
 from dlm_bench.run.context import seed_everything
-from dlm_bench.task_defaults import resolve_task_defaults
 
 
 def make_batch(n=3000, d=26, m=100, members=19, seed=0):

@@ -15,10 +15,10 @@ import time
 
 import torch
 
-from dlm_bench.models.builders import build_bundle
-from dlm_bench.run.context import seed_everything
-from dlm_bench.task_defaults import resolve_task_defaults
 from dlm_bench.cli import compose_config
+from dlm_bench.models.builders import build_bundle
+from dlm_bench.models.task_defaults import resolve_task_defaults
+from dlm_bench.run.context import seed_everything
 
 
 def bundles(X, y, m):

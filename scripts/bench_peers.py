@@ -43,13 +43,13 @@ def inducing(X, m, seed):
 
 # ---------------------------------------------------------------- dlm_bench
 def dlm_bench_side(model_name, X, y, Z, fast: bool):
-    from dlm_bench.models.builders import build_bundle
-    from dlm_bench.run.context import prepare_data, seed_everything
-    from dlm_bench.task_defaults import resolve_task_defaults
     from dlm_bench.cli import compose_config
+    from dlm_bench.models.builders import build_bundle
     from dlm_bench.models.sgpr import CollapsedBundle
     from dlm_bench.models.svgp import SVGPBundle
-    from dlm_bench.train import Trainer
+    from dlm_bench.models.task_defaults import resolve_task_defaults
+    from dlm_bench.run.context import prepare_data, seed_everything
+    from dlm_bench.training.trainer import Trainer
 
     m = Z.shape[0]
     overrides = ["dataset=boston", f"model={model_name}", "model.ard=true", f"model.num_inducing={m}",

@@ -17,10 +17,10 @@ import time
 
 import torch
 
-from dlm_bench.models.builders import build_bundle  # noqa: E402
-from dlm_bench.run.context import prepare_data, seed_everything  # noqa: E402
-from dlm_bench.task_defaults import resolve_task_defaults  # noqa: E402
 from dlm_bench.cli import compose_config
+from dlm_bench.models.builders import build_bundle  # noqa: E402
+from dlm_bench.models.task_defaults import resolve_task_defaults  # noqa: E402
+from dlm_bench.run.context import prepare_data, seed_everything  # noqa: E402
 
 
 def make_bundle(seed=0):

@@ -16,10 +16,10 @@ import time
 import gpytorch
 import torch
 
-from dlm_bench.config import InducingInit, Kernel, MeanFunction
+from dlm_bench.config.schema import InducingInit, Kernel, MeanFunction
 from dlm_bench.models.components import initial_inducing_points, make_kernel
 from dlm_bench.models.svgp import SVGP, SVGPBundle
-from dlm_bench.train import Trainer
+from dlm_bench.training.trainer import Trainer
 
 
 def make(X, M, seed):

@@ -22,19 +22,19 @@ import time
 
 import torch
 
-from dlm_bench.models.builders import build_bundle
-from dlm_bench.run.context import prepare_data, seed_everything
-from dlm_bench.task_defaults import resolve_task_defaults
 from dlm_bench.cli import compose_config
 from dlm_bench.estimators.ups import UPSStats, ups_sample
+from dlm_bench.models.builders import build_bundle
+from dlm_bench.models.task_defaults import resolve_task_defaults
+from dlm_bench.run.context import prepare_data, seed_everything
 
 
 def data_available(dataset: str) -> bool:
     """True when the normal data path needs no download (shipped, cached, or a mirror is configured)."""
     import os
 
+    from dlm_bench.data.datasets import get_spec
     from dlm_bench.data.fetch import status
-    from dlm_bench.data.registry import get_spec
 
     return status(get_spec(dataset)) != "not cached" or bool(os.environ.get("DLM_BENCH_MIRROR"))
 

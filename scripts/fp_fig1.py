@@ -23,8 +23,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from dlm_bench.lgm import make_site  # noqa: E402
-from dlm_bench.lgm import fpdiag  # noqa: E402
+from dlm_bench.fp import (
+    fpdiag,  # noqa: E402
+    make_site,  # noqa: E402
+)
 
 PANELS = {  # (site, y, m range, v range) as in the paper / supplement
     "logistic": (dict(name="logistic", num_nodes=1000), 1.0, (-20, 20), (1e-3, 100)),

@@ -9,9 +9,10 @@ import numpy as np
 import scipy.io
 import torch
 
-from dlm_bench.lgm.sites import make_site
-from dlm_bench.lgm.model import glm
-from dlm_bench.lgm.optim import optimise, StopRule
+from dlm_bench.fp.model import glm
+from dlm_bench.fp.optim import StopRule, optimise
+from dlm_bench.fp.sites import make_site
+
 torch.set_default_dtype(torch.float64)
 root = sys.argv[1] if len(sys.argv) > 1 else "../shared/data"
 d = scipy.io.loadmat(f'{root}/ucsd_peds1/lgm_fp_inf/glm_test_data_poisson_ucsdpeds.mat', squeeze_me=True)

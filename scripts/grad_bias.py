@@ -20,13 +20,13 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
+from dlm_bench.cli import compose_config  # noqa: E402
+from dlm_bench.estimators.gradient_bias import bias_stats, full_loss_gradients, quadrature_term, term_estimators  # noqa: E402
 from dlm_bench.models.builders import build_bundle  # noqa: E402
 from dlm_bench.models.fixed import pretrain_and_freeze  # noqa: E402
+from dlm_bench.models.task_defaults import resolve_task_defaults  # noqa: E402
 from dlm_bench.run.context import prepare_data, seed_everything  # noqa: E402
-from dlm_bench.task_defaults import resolve_task_defaults  # noqa: E402
-from dlm_bench.cli import compose_config  # noqa: E402
-from dlm_bench.gradient_bias import bias_stats, full_loss_gradients, quadrature_term, term_estimators  # noqa: E402
-from dlm_bench.train import Trainer  # noqa: E402
+from dlm_bench.training.trainer import Trainer  # noqa: E402
 
 
 def main(argv=None):
@@ -122,7 +122,7 @@ def _bmc(lik, L):
     import math
 
     from dlm_bench.estimators.bmc import sampled_log_likelihoods
-    from dlm_bench.gradient_bias import _Marginals
+    from dlm_bench.estimators.gradient_bias import _Marginals
 
     def fn(mu, var, y):
         return (torch.logsumexp(sampled_log_likelihoods(lik, _Marginals(mu, var), y, L), 0) - math.log(L)).sum()

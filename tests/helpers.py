@@ -124,7 +124,7 @@ def build(Z, whiten, lengthscale, outputscale, noise, likelihood=None):
     Gaussian with the given noise)."""
     import gpytorch
 
-    from dlm_bench.config import Kernel, MeanFunction
+    from dlm_bench.config.schema import Kernel, MeanFunction
     from dlm_bench.models.components import make_kernel
     from dlm_bench.models.svgp import SVGP
 
@@ -191,7 +191,7 @@ def sweeper_params(experiment: str) -> dict:
     from hydra.core.global_hydra import GlobalHydra
     from omegaconf import OmegaConf
 
-    from dlm_bench.config import conf_dir, register_configs
+    from dlm_bench.config.schema import conf_dir, register_configs
 
     register_configs()
     GlobalHydra.instance().clear()

@@ -1,10 +1,8 @@
-from . import catalog  # noqa: F401  (registers every dataset)
+from . import catalog
 from .api import datasets_table, fetch, load_dataset, load_from_config, load_spec, verify
+from .datasets import DATASETS, Dataset, DatasetError, DatasetSpec, RemoteFile, get_spec
 from .fetch import cache_dir, fetch_file
 from .protocols import PROTOCOLS, Split, dlm_regression_split, make_split
-from .registry import (
-    DATASETS, Dataset, DatasetError, DatasetSpec, RemoteFile, get_spec,
-)
 from .transforms import Standardizer, dummy_code
 from .user import user_file_sha256
 

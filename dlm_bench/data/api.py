@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from typing import Optional, Union
 
-from .fetch import cache_dir, status
+from .datasets import DATASETS, Dataset, DatasetError, DatasetSpec, get_spec
+from .fetch import cache_dir, status, verify
 from .large import load_large
 from .loading import parse_fetched
-from .registry import DATASETS, Dataset, DatasetError, DatasetSpec, get_spec
 from .user import load_user_table
-from .fetch import verify  # noqa: F401 (re-exported)
 
 
 def load_spec(spec: DatasetSpec, progress: Optional[bool] = None, force: bool = False) -> Dataset:

@@ -20,9 +20,9 @@ import signal
 import threading
 from pathlib import Path
 
-from ..fsperm import honour_umask
 from ..errors import Terminated
-from .registry import DatasetError
+from ..results.file_modes import honour_umask
+from .datasets import DatasetError
 
 SIDECAR_SUFFIX = ".sha256.json"
 STAGING = ".staging"

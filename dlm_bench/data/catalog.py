@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from . import parsers as P
-from .registry import DatasetSpec, RemoteFile, register
+from .datasets import DatasetSpec, RemoteFile, register
 from .transforms import dummy_code
 
 SAVIGP = ("adezfouli/savigp", "bb18ba2acab7301f3f2856419cfa81fccedee52c")

@@ -25,7 +25,7 @@ import pooch
 import requests
 
 from . import cache
-from .registry import DATASETS, DatasetError, DatasetSpec, RemoteFile, get_spec
+from .datasets import DATASETS, DatasetError, DatasetSpec, RemoteFile, get_spec
 
 RETRIES = 3  # attempts for transient failures (connection refused/reset, timeouts, 5xx)
 BACKOFF_S = 0.5

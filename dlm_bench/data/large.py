@@ -10,12 +10,11 @@ from typing import Optional
 
 import numpy as np
 
-from ..fsperm import honour_umask
+from ..results.file_modes import honour_umask
 from . import cache
-from .fetch import FORMAT_VERSION, processed_path  # noqa: F401 (FORMAT_VERSION re-exported)
+from .datasets import Dataset, DatasetSpec
+from .fetch import FORMAT_VERSION, processed_path
 from .loading import parse_fetched
-from .registry import Dataset, DatasetSpec
-
 
 
 def _save_atomic(path: Path, **arrays) -> None:

@@ -8,8 +8,8 @@ from typing import Optional
 import numpy as np
 
 from . import cache
+from .datasets import Dataset, DatasetError, DatasetSpec, shipped_path
 from .fetch import cache_dir, cached_path, commit_file, fetch_file, stage_file, unpacked_paths, usable
-from .registry import Dataset, DatasetError, DatasetSpec, shipped_path
 
 
 def spec_paths(spec: DatasetSpec, progress: Optional[bool] = None) -> list[Path]:

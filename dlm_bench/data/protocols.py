@@ -16,7 +16,7 @@ from typing import Optional
 
 import numpy as np
 
-from .registry import Dataset, DatasetError
+from .datasets import Dataset, DatasetError
 from .transforms import Standardizer
 
 
@@ -93,7 +93,7 @@ def pac_split(n: int, seed: int, train_frac: float = 0.8, train_size: int | None
 def savigp_split(dataset: Dataset, seed: int) -> Split:
     """SAVIGP supplement: the upstream fixed train/test splits; seed picks split number seed % n."""
     if not dataset.fixed_splits:
-        from .registry import DATASETS
+        from .datasets import DATASETS
 
         names = sorted(n for n in DATASETS if n.endswith("_savigp") or n in ("usps479", "mnist", "mnist_oddeven"))
         raise DatasetError(f"dataset {dataset.name!r} has no upstream fixed splits; use one of: {', '.join(names)}")

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .registry import TASKS, Dataset, DatasetError
+from .datasets import TASKS, Dataset, DatasetError
 from .transforms import dummy_code
 
 BINARY_LABELS = ({0.0, 1.0}, {-1.0, 1.0})

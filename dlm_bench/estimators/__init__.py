@@ -12,7 +12,7 @@ Only the SVGP objectives with a likelihood term (elbo, dlm) have estimators.
 
 import gpytorch
 
-from ..capabilities import EstimatorSpec
+from ..config.capabilities import EstimatorSpec
 from .bmc import BMCPredictiveLogLikelihood, BMCVariationalELBO
 from .quadrature import QuadraturePredictiveLogLikelihood, QuadratureVariationalELBO
 from .smooth_bmc import SmoothBMCPredictiveLogLikelihood

@@ -21,7 +21,7 @@ from linear_operator.utils.errors import NanError, NotPSDError
 
 from ..errors import ConfigError
 from ..likelihoods import LIKELIHOODS
-from ..train import StoppingRule, TrainResult
+from ..training.trainer import StoppingRule, TrainResult
 from . import fast_svgp
 from .batched_unwhitened import FusedKLUnwhitenedStrategy, fused_unwhitened_predictive, supports_fused
 from .svgp import whitened_marginals

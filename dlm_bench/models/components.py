@@ -10,7 +10,7 @@ import torch
 from scipy.cluster.vq import kmeans2
 from scipy.spatial.distance import cdist
 
-from ..config import InducingInit, Kernel
+from ..config.schema import InducingInit, Kernel
 from ..likelihoods import LIKELIHOODS
 
 

@@ -11,9 +11,9 @@ import time
 import torch
 from omegaconf import DictConfig, open_dict, read_write
 
-from ..config import Hyperparameters
+from ..config.schema import Hyperparameters
 from ..errors import ConfigError
-from ..train import TrainResult, Trainer
+from ..training.trainer import Trainer, TrainResult
 from .base import ModelBundle
 from .builders import build_bundle
 
@@ -26,7 +26,7 @@ def resolve_pretrain_model(cfg: DictConfig) -> str:
     if name != "auto":
         return name
     if cfg.model.get("likelihood") is None or getattr(cfg.model.mean, "value", cfg.model.mean) == "auto":
-        from ..task_defaults import resolve_task_defaults
+        from .task_defaults import resolve_task_defaults
 
         cfg = copy.deepcopy(cfg)
         resolve_task_defaults(cfg)
@@ -68,7 +68,7 @@ def shared_stage1_key(cfg: DictConfig) -> str | None:
     of 6000 with Adam 1e-3 and the ELBO point full batch, so beside fixed classification or count runs both
     train (the same fit when N <= 6000; the key does not know N). A run that records test metrics along training
     (trainer.track_every) trains itself: the store keeps the loss curve, not test metrics."""
-    from ..pretrain import key_fields, pretrain_key
+    from ..training.stage1_store import key_fields, pretrain_key
 
     if cfg.objective.hyperparameters is Hyperparameters.fixed or cfg.trainer.get("track_every"):
         return None
@@ -86,7 +86,7 @@ def shared_stage1_key(cfg: DictConfig) -> str | None:
 def pretrain_and_freeze(cfg, bundle: ModelBundle, X, y, trainer, device, dtype, store=None):
     """Stage 1 of a fixed run. Returns (TrainResult of the stage-1 model, info dict); the bundle is changed only
     if it is ok. With a `store` (dlm_bench/pretrain.py) the stage-1 state is trained once per key and reused."""
-    from ..pretrain import pretrain_key
+    from ..training.stage1_store import pretrain_key
 
     pre_cfg = pretrain_config(cfg)
     pre = build_bundle(pre_cfg, X, y).to(device=device, dtype=dtype)

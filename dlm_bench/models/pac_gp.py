@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import torch
 
-from ..config import SparseQ
+from ..config.schema import SparseQ
 from ..likelihoods import GaussianLikelihood
 from ..pac.bound import BOUNDS, grid_points, log_theta_size
 from ..pac.kl import kl_collapsed, kl_sparse

@@ -6,7 +6,7 @@ import gpytorch
 import torch
 from linear_operator.operators import DiagLinearOperator, SumLinearOperator
 
-from ..config import MeanFunction
+from ..config.schema import MeanFunction
 from ..estimators import effective_estimator, mll_class, mll_kwargs
 from . import fast_svgp
 from .base import ModelBundle, predict_f

@@ -10,7 +10,7 @@ is the log-loss DLM objective of Wei et al. (2021), eq. (3):
 
 import gpytorch
 
-from ..capabilities import ObjectiveSpec
+from ..config.capabilities import ObjectiveSpec
 from ..pac.bound import bound_kl, bound_pinsker
 from .sq_dlm import sq_dlm_solve
 
@@ -31,9 +31,9 @@ OBJECTIVES = {s.name: s for s in (
 
 
 def pac_evaluation(cfg) -> bool:
-    """Whether a run gets the PAC-Bayes metrics: asked for (eval.pac=true, or paper=pac as before), or implied
+    """Whether a run gets the PAC-Bayes metrics: asked for (eval.pac=true; the PAC experiments set it), or implied
     by a PAC-Bayes objective."""
-    asked = bool(cfg.get("eval", {}).get("pac", False)) or cfg.paper == "pac"
+    asked = bool(cfg.get("eval", {}).get("pac", False))
     obj = OBJECTIVES.get(cfg.objective.name)
     return asked or bool(obj and obj.pac_bound)
 

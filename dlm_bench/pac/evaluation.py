@@ -1,4 +1,4 @@
-"""What every run of paper=pac reports (Reeb et al. 2018, sec. 4 and App. D): after training, the prior
+"""What every run with the PAC-Bayes evaluation (eval.pac=true) reports (Reeb et al. 2018, sec. 4 and App. D): after training, the prior
 hyperparameters ln theta = (ln l_1^2, ..., ln l_d^2, ln sigma_s^2) are rounded to the grid Theta, and the
 bound is evaluated for the rounded prior P^theta and the method's own posterior Q -- for PAC-GP / PAC-SGP
 and equally for the full GP, VFE and FITC trained on their usual objectives.

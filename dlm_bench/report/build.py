@@ -11,9 +11,17 @@ import pandas as pd
 
 from .collect import ReportError, check_input, collect_runs
 from .figures import make_curve_figure, make_figure, make_sweep_figure
+from .layouts import (
+    CurveSpec,
+    ExternalSpec,
+    FigureSpec,
+    PredictiveComparisonSpec,
+    PredictiveSpec,
+    SweepFigureSpec,
+    TableSpec,
+    specs_for,
+)
 from .predictive import make_predictive_figure, write_predictive_comparison
-from .specs import (CurveSpec, ExternalSpec, FigureSpec, PredictiveComparisonSpec, PredictiveSpec, SweepFigureSpec,
-                    TableSpec, specs_for)
 from .tables import SERIES, apply_methods, fmt_cell, mean_se, pivot_for_markdown, to_markdown
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..labels import record_method, record_variant
-from ..results_schema import REQUIRED, check_curve_csv, check_run_record  # noqa: F401 (REQUIRED re-exported)
+from ..results.labels import record_method, record_variant
+from ..results.schema import REQUIRED, check_curve_csv, check_run_record
 
 NESTED = ("metrics", "train", "config", "env")
 # Settings copied from run.json's config into columns (dotted path -> column), when present: what a report

@@ -10,8 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-
-from .specs import FigureSpec  # noqa: E402
+from .layouts import FigureSpec  # noqa: E402
 from .tables import SERIES, apply_methods, mean_se  # noqa: E402
 
 

@@ -17,7 +17,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from .scoreboard_table import (NOT_A_PAPER_FIGURE, NOT_RUN, PAPERS, REASONS, ROWS, SCRIPTS, STATUSES, Num, Row)
+from .scoreboard_table import NOT_A_PAPER_FIGURE, NOT_RUN, PAPERS, REASONS, ROWS, SCRIPTS, STATUSES, Num, Row
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORTS = Path("docs") / "reproductions"
@@ -38,7 +38,7 @@ def experiments(root: Path = ROOT) -> dict[str, str | None]:
 
 def spec_names() -> set[str]:
     """Report spec names known to dlm_bench/report/specs.py (full variants)."""
-    from .specs import SPECS
+    from .layouts import SPECS
 
     return {k for k in SPECS if not k.endswith("_smoke")}
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..beta import select_beta
-from .specs import MethodSpec
+from ..config.beta_grid import select_beta
+from .layouts import MethodSpec
 
 SERIES = "series"
 

@@ -51,24 +51,24 @@ import numpy as np
 import torch
 from omegaconf import DictConfig
 
-from ..beta import beta_grid, resolve_beta
-from ..config import Hyperparameters
+from ..config.beta_grid import beta_grid, resolve_beta
+from ..config.schema import Hyperparameters
 from ..errors import ConfigError
-from ..locks import RunLock, holder
 from ..models.batched_svgp import BatchedBundle, BatchFailed, batchable_likelihood, fit_batched
 from ..models.builders import build_bundle
-from ..models.fit import describe, evaluate, train_section
 from ..models.fixed import pretrain_and_freeze
-from ..outcome import Outcome
-from ..pretrain import PretrainStore
-from ..results import read_status
-from ..threads import apply_threads
-from ..train import Trainer, TrainResult
-from ..validation import check_writable
+from ..models.plugin import describe, evaluate, train_section
+from ..registry.validation import check_writable
+from ..results.contract import read_status
+from ..results.outcome import Outcome
+from ..training.stage1_store import PretrainStore
+from ..training.trainer import Trainer, TrainResult
+from ..util.locks import RunLock, holder
 from .context import DTYPES, prepare_data, resolve_device, seed_everything
 from .naming import run_dir_for, run_name
 from .progress import progress
 from .record import build_record, probe_run_dir, record_failure, write_run
+from .threads import apply_threads
 
 MAX_BATCH_ELEMENTS = 2e7  # B * M * n per batch (one [B, n, M] float64 tensor: 160 MB); larger groups are chunked
 GROUP_DIR = ".beta_batch"

@@ -14,10 +14,10 @@ import torch
 from omegaconf import DictConfig
 
 from .. import data
-from ..capabilities import ModelSpec
+from ..config.capabilities import ModelSpec
 from ..errors import ConfigError
-from ..outcome import Outcome
-from ..threads import apply_threads
+from ..results.outcome import Outcome
+from .threads import apply_threads
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 

@@ -28,13 +28,13 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from ..beta import OutsideBetaGrid, apply_beta_grid_flag
+from ..config.beta_grid import OutsideBetaGrid, apply_beta_grid_flag
 from ..data import DatasetError
 from ..errors import ConfigError
-from ..registry import model_spec
-from ..results import RunRecord
-from ..task_defaults import resolve_task_defaults
-from ..validation import check_writable, validate_run
+from ..models.task_defaults import resolve_task_defaults
+from ..registry.models import model_spec
+from ..registry.validation import check_writable, validate_run
+from ..results.contract import RunRecord
 from . import batched, signals
 from .context import RunContext
 from .naming import run_dir_for

@@ -13,11 +13,11 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from .. import data
-from ..config import Hyperparameters
+from ..config.schema import Hyperparameters
 from ..models.fixed import resolve_pretrain_model
+from ..models.task_defaults import resolve_task_defaults
 from ..objectives import pac_evaluation
-from ..registry import MODELS, name_label, unused_sections
-from ..task_defaults import resolve_task_defaults
+from ..registry.models import MODELS, name_label, unused_sections
 
 
 def config_dict(cfg: DictConfig) -> dict:

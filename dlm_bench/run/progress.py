@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..logline import log_line
+from ..util.logline import log_line
 
 
 def progress(run_dir: Path, status: str, metrics: dict, wall_s, error: str | None = None) -> None:

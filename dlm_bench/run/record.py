@@ -12,9 +12,9 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from ..errors import ConfigError, ResultsNotWritten
-from ..outcome import Outcome
-from ..registry import method_of, objective_label, paper_of
-from ..results import RunRecord, env_info, write_curve_csv, write_run_json
+from ..registry.models import method_of, objective_label, paper_of
+from ..results.contract import RunRecord, env_info, write_curve_csv, write_run_json
+from ..results.outcome import Outcome
 from .naming import config_dict
 
 TRAIN_DEFAULTS = {"iterations": 0, "epochs": 0, "converged": False, "wall_s": 0.0, "final_loss": None}

@@ -16,14 +16,14 @@ import numpy as np
 import torch
 from omegaconf import DictConfig
 
+from ..config.schema import InducingInit
 from ..errors import ConfigError
-from ..logline import Heartbeat
 from ..models.components import initial_inducing_points
-from ..config import InducingInit
-from ..outcome import Outcome
+from ..results.outcome import Outcome
+from ..util.logline import Heartbeat
+from .block_optimizer import fit
 from .likelihoods import LIKELIHOODS, build_likelihood
 from .model import LOG_UPPER, Savigp
-from .train import fit
 
 TRANSFORMS = ("none", "center", "minmax")
 MAX_SAMPLES = 100_000  # Monte Carlo samples per point (the paper: 2000); beyond, the sample tensors exhaust memory
@@ -51,7 +51,7 @@ def check_config(cfg: DictConfig) -> None:
             raise ConfigError(f"savigp.{key} must be a finite number > 0, got {v}")
     if not list(s.blocks):
         raise ConfigError("savigp.blocks must name at least one block to optimise (e.g. [mog, hyp, ll])")
-    from .train import BLOCKS
+    from .block_optimizer import BLOCKS
 
     for b in s.blocks:
         if b not in BLOCKS:

@@ -19,9 +19,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from ..results_schema import check_curve_csv  # noqa: E402
 
-from ..labels import record_variant  # noqa: E402
+from ..results.labels import record_variant  # noqa: E402
+from ..results.schema import check_curve_csv  # noqa: E402
 
 VARIANTS = ("fg", "mog1", "mog2")
 

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..lgm.model import cholesky_jitter, tri
-from ..lgm.sites import LogisticSite, OrdinalSite, PoissonSite
+from ..fp.model import cholesky_jitter, tri
+from ..fp.sites import LogisticSite, OrdinalSite, PoissonSite
 from .model import JITTER, kernel, kernel_diag
 
 LIKELIHOODS = ("count", "binary", "ordinal")

@@ -23,7 +23,7 @@ import scipy.optimize
 import torch
 
 from ..errors import ConfigError
-from ..lgm.sites import LogisticSite, PoissonSite
+from ..fp.sites import LogisticSite, PoissonSite
 from .optim import Fit
 
 EPS = 1e-12

@@ -19,7 +19,7 @@ import numpy as np
 import scipy.optimize
 import torch
 
-from ..lgm.model import Cov, tri
+from ..fp.model import Cov, tri
 from .laplace import laplace_mode, loglik_derivs
 from .model import JITTER, Hyp, kernel, sod_model, sparse_model
 

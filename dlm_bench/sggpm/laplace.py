@@ -15,8 +15,8 @@ import math
 import torch
 from torch.nn.functional import logsigmoid
 
-from ..lgm.model import Cov
-from ..lgm.sites import LogisticSite, OrdinalSite, PoissonSite
+from ..fp.model import Cov
+from ..fp.sites import LogisticSite, OrdinalSite, PoissonSite
 
 
 def loglik_derivs(site, y, f):

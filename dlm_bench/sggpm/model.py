@@ -21,8 +21,8 @@ import numpy as np
 import torch
 
 from ..errors import ConfigError
-from ..lgm.model import LGM, tri
-from ..lgm.sites import LogisticSite, OrdinalSite, PoissonSite, Site
+from ..fp.model import LGM, tri
+from ..fp.sites import LogisticSite, OrdinalSite, PoissonSite, Site
 
 JITTER = 1e-7  # compute_model.m: K_M + keps I, keps = 1e-7
 KERNELS = ("se", "matern12", "poly2")

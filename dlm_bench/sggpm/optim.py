@@ -23,8 +23,8 @@ import numpy as np
 import scipy.optimize
 import torch
 
-from ..lgm.model import Cov
-from ..lgm.optim import _newton_step
+from ..fp.model import Cov
+from ..fp.optim import _newton_step
 
 OPT_TOL = 1e-5
 PROG_TOL = 1e-9

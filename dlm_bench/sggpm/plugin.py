@@ -16,8 +16,8 @@ import torch
 from omegaconf import DictConfig
 
 from ..errors import ConfigError, NotApplicable
-from ..logline import Heartbeat
-from ..outcome import Outcome
+from ..results.outcome import Outcome
+from ..util.logline import Heartbeat
 from .fit import fit_method, split_method
 from .metrics import metrics
 from .protocol import Fold, iss, nested_protocol, published_ucsdpeds_splits, zscore_stats

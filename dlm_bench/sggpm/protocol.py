@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..data.registry import DatasetError, RemoteFile
+from ..data.datasets import DatasetError, RemoteFile
 from ..errors import ConfigError
 
 EXPERIMENTS = ("rsheth80/sparse_var_inf_ggpm_experiments", "71ebd234e303791b1e71325db29b3c79865fe745")

@@ -16,7 +16,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ..labels import record_variant  # noqa: E402
+from ..results.labels import record_variant  # noqa: E402
 from . import METHODS  # noqa: E402
 
 LABEL = {"laplace_sod": "Laplace-SoD", "grad_sod": "grad-SoD", "dual_sod": "dual-SoD", "fp_sod": "FP-SoD",

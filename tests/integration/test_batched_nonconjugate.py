@@ -14,12 +14,12 @@ import json
 import pytest
 import torch
 
-from dlm_bench.models.builders import build_bundle
-from dlm_bench.run.context import prepare_data
-from dlm_bench.task_defaults import resolve_task_defaults
-from dlm_bench.models.batched_svgp import BatchedBundle, gather
 from dlm_bench.cli import compose_config
-from dlm_bench.sweep import run_sweep
+from dlm_bench.models.batched_svgp import BatchedBundle, gather
+from dlm_bench.models.builders import build_bundle
+from dlm_bench.models.task_defaults import resolve_task_defaults
+from dlm_bench.run.context import prepare_data
+from dlm_bench.sweeps.launch import run_sweep
 from tests.helpers import assert_batched_member_equals, glm_overrides
 
 UNWHITENED = ["model.whiten=false", "dtype=float64", "device=cpu", "launcher=local", "trainer.max_iters=40",
@@ -133,8 +133,8 @@ def test_batched_bmc_member_matches_reference_in_expectation(glm_tables, tmp_pat
 def test_experiments_batch_their_beta_grid_methods(experiment):
     """beta_batch is on (smoke variants inherit it); every beta-grid method is supported, the ELBO at beta = 1
     (method=elbo, off the grid) runs unbatched."""
+    from dlm_bench.config.beta_grid import apply_beta_grid_flag
     from dlm_bench.run.batched import check_supported, full_batch, requested
-    from dlm_bench.beta import apply_beta_grid_flag
     from tests.helpers import sweeper_params
 
     data = sweeper_params(experiment)["dlm_data"].split(",")[0]

@@ -7,11 +7,11 @@ import subprocess
 import pandas as pd
 import pytest
 
-from tests.helpers import cli_command
 from dlm_bench.cli import compose_config
 from dlm_bench.errors import ConfigError
-from dlm_bench.validation import validate_run as check_method
+from dlm_bench.registry.validation import validate_run as check_method
 from dlm_bench.run import execute, run_name
+from tests.helpers import cli_command
 
 
 def test_default_run_name_unchanged_by_lgm_section():
@@ -53,7 +53,7 @@ def test_gp_laplace_run_records_frozen_hyperparameters(shared_data, tmp_path, mo
 
 def test_bad_lgm_settings_are_config_errors():
     with pytest.raises(ConfigError, match="lgm.optimizer"):
-        from dlm_bench.lgm.plugin import check_lgm
+        from dlm_bench.fp.plugin import check_lgm
 
         check_lgm(compose_config(["model=lgm_glm", "lgm.optimizer=adam"]), "count")
     with pytest.raises(ConfigError, match="does not fit"):

@@ -19,17 +19,16 @@ import pandas as pd
 import pytest
 import torch
 
-from dlm_bench.models.builders import build_bundle
+from dlm_bench.cli import compose_config
+from dlm_bench.models.builders import BUILDERS, build_bundle
+from dlm_bench.models.predictive_metrics import predictive_metrics
+from dlm_bench.models.task_defaults import resolve_task_defaults
+from dlm_bench.objectives import OBJECTIVES
+from dlm_bench.registry.models import MODELS
+from dlm_bench.registry.validation import validate_run
 from dlm_bench.run import execute
 from dlm_bench.run.context import prepare_data, seed_everything
-from dlm_bench.task_defaults import resolve_task_defaults
-from dlm_bench.validation import validate_run
-from dlm_bench.cli import compose_config
-from dlm_bench.evaluation import predictive_metrics
-from dlm_bench.models.builders import BUILDERS
-from dlm_bench.registry import MODELS
-from dlm_bench.objectives import OBJECTIVES
-from dlm_bench.train import Trainer
+from dlm_bench.training.trainer import Trainer
 from tests.helpers import write_regression_csv
 
 NO_PREDICTIVE_VARIANCE = {"sq_dlm"}  # objectives whose bundles define a mean only (ModelBundle.predict_f)

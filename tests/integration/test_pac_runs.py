@@ -9,7 +9,7 @@ import pytest
 from dlm_bench.run import execute
 from dlm_bench.cli import compose_config
 
-PAC = ["paper=pac", "protocol=pac", "trainer.max_iters=15", "trainer.progress=off"]
+PAC = ["paper=pac", "eval.pac=true", "protocol=pac", "trainer.max_iters=15", "trainer.progress=off"]
 CASES = {
     "kl-PAC-GP": (["model=pac_gp", "objective=pac_kl"], "pac_kl"),
     "sqrt-PAC-GP": (["model=pac_gp", "objective=pac_sqrt", "pac.loss=exp"], "pac_sqrt"),

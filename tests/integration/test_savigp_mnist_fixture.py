@@ -17,7 +17,7 @@ import pytest
 from dlm_bench.cli import compose_config
 from dlm_bench.data import get_spec
 from dlm_bench.data.api import load_dataset
-from dlm_bench.data.registry import DATASETS
+from dlm_bench.data.datasets import DATASETS
 from dlm_bench.run import execute
 
 N_TRAIN, N_TEST = 80, 30

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from dlm_bench.cli import compose_config
-from dlm_bench.validation import validate_run as check_method
+from dlm_bench.registry.validation import validate_run as check_method
 from dlm_bench.run import run_name
 from tests.helpers import cli_command
 

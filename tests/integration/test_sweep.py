@@ -4,8 +4,8 @@ configuration is recorded and the rest of the sweep finishes."""
 import json
 import subprocess
 
-from dlm_bench.train import Trainer
-from dlm_bench.sweep import run_sweep, summary_line
+from dlm_bench.sweeps.launch import run_sweep, summary_line
+from dlm_bench.training.trainer import Trainer
 from tests.helpers import cli_command
 
 FAST = ["trainer.max_iters=5", "model.num_inducing=10", "launcher=local"]

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from dlm_bench.cli import compose_config, main
-from dlm_bench.locks import LOCK_NAME
 from dlm_bench.run import run_dir_for
 from dlm_bench.run.signals import descendants as _descendants
-from dlm_bench.sweep import plan_sweep, run_sweep
+from dlm_bench.sweeps.launch import plan_sweep, run_sweep
+from dlm_bench.util.locks import LOCK_NAME
 from tests.helpers import cli_command
 
 FAST = ["trainer.max_iters=5", "model.num_inducing=10", "launcher=local"]
@@ -38,7 +38,7 @@ def test_second_sweep_skips_points_running_elsewhere_and_dry_run_says_so(tmp_pat
 
 
 def test_dry_run_lists_grid_names_and_states_without_running(tmp_path, capsys):
-    from dlm_bench.beta import apply_beta_grid_flag
+    from dlm_bench.config.beta_grid import apply_beta_grid_flag
 
     ov = FAST + [f"results_dir={tmp_path}", "method=elbo"]  # elbo has no beta: only beta_index 0 applies
     run_sweep(ov + ["seed=0", "objective.beta_index=0"])
@@ -61,7 +61,7 @@ def test_dry_run_lists_grid_names_and_states_without_running(tmp_path, capsys):
 
 
 def test_large_dry_run_reports_progress_on_stderr(tmp_path, capsys, monkeypatch):
-    import dlm_bench.sweep as sweep
+    import dlm_bench.sweeps.launch as sweep
 
     monkeypatch.setattr(sweep, "PROGRESS_FROM", 10)  # a paper-size grid, scaled down
     ov = FAST + [f"results_dir={tmp_path}", "method=elbo", "seed=range(0,20)"]
@@ -135,7 +135,7 @@ def _live(pid: int) -> bool:
 def test_sigkill_to_a_joblib_sweep_leaves_no_worker(tmp_path, cli_env):
     """A SIGKILLed sweep cannot stop its workers: each worker's watchdog (sweep.watch_parent) sees its parent gone,
     SIGTERMs itself (the job unwinds and releases its lock) and exits."""
-    from dlm_bench.locks import holder
+    from dlm_bench.util.locks import holder
 
     cmd = cli_command() + ["sweep", "launcher=joblib", "launcher.n_jobs=2", "seed=0,1", "trainer.max_iters=100000",
                            "trainer.tol=0", "model.num_inducing=10", f"results_dir={tmp_path}"]

@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from dlm_bench import sweep_deadline
 from dlm_bench.cli import compose_config
-from dlm_bench.sweep import run_sweep, summary_line
-from dlm_bench.sweep_deadline import defer_reason, parse_duration, set_deadline
+from dlm_bench.sweeps import deadline as sweep_deadline
+from dlm_bench.sweeps.deadline import defer_reason, parse_duration, set_deadline
+from dlm_bench.sweeps.launch import run_sweep, summary_line
 from tests.helpers import cli_command
 
 FAST = ["trainer.max_iters=5", "model.num_inducing=10", "launcher=local"]
@@ -72,7 +72,7 @@ def test_a_batched_group_is_estimated_per_member_still_to_train(tmp_path, monkey
         d.mkdir(parents=True)
         (d / "run.json").write_text(json.dumps({"status": "ok"}))
     size = math.floor(math.log2(339 / 0.01)) + 1
-    from dlm_bench import cost_estimate
+    from dlm_bench.sweeps import cost_estimate
 
     monkeypatch.setattr(cost_estimate, "estimate", lambda points, root: cost_estimate.Estimate(10.0, from_model=1))
     assert sweep_deadline.expected_seconds(cfg) == 10.0 * (size - 3)

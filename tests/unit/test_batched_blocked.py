@@ -8,11 +8,11 @@ import gpytorch
 import pytest
 import torch
 
+from dlm_bench.config.schema import MeanFunction
 from dlm_bench.estimators import mll_class
 from dlm_bench.likelihoods import LIKELIHOODS
 from dlm_bench.models import fast_svgp
 from dlm_bench.models.batched_svgp import BatchedBundle
-from dlm_bench.config import MeanFunction
 from dlm_bench.models.svgp import SVGP, SVGPBundle
 from tests.helpers import perturb_batched_members
 

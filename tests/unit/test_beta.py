@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dlm_bench.beta import OutsideBetaGrid, beta_grid, resolve_beta, select_beta
-from dlm_bench.config import ObjectiveConfig
+from dlm_bench.config.beta_grid import OutsideBetaGrid, beta_grid, resolve_beta, select_beta
+from dlm_bench.config.schema import ObjectiveConfig
 
 
 @pytest.mark.parametrize("n", [1, 339, 1000, 12345])
@@ -47,7 +47,7 @@ def test_select_beta_picks_validation_minimum_per_group():
 
 
 def test_methods_without_beta_run_once_in_a_beta_grid_sweep():
-    from dlm_bench.beta import apply_beta_grid_flag
+    from dlm_bench.config.beta_grid import apply_beta_grid_flag
 
     once = ObjectiveConfig(beta_index=0, beta_grid=False)
     apply_beta_grid_flag(once)

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 import torch
 
-from dlm_bench.config import Kernel
+from dlm_bench.config.schema import Kernel
 from dlm_bench.models import collapsed
-from dlm_bench.models.sgpr import CollapsedBundle
 from dlm_bench.models.components import make_kernel
+from dlm_bench.models.sgpr import CollapsedBundle
 from tests import reference as ref
 from tests.gradcheck import assert_grads_match_finite_differences
 

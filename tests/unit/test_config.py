@@ -4,7 +4,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from dlm_bench.cli import compose_config
-from dlm_bench.config import GROUPS, conf_dir, group_options
+from dlm_bench.config.schema import GROUPS, conf_dir, group_options
 from dlm_bench.run import run_name
 
 CASES = [f"{g}={o}" for g in GROUPS for o in group_options(g)] + [

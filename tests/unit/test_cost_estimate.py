@@ -9,7 +9,7 @@ from statistics import median
 
 import pytest
 
-from dlm_bench import cost_estimate as ce
+from dlm_bench.sweeps import cost_estimate as ce
 
 REPRODUCTIONS = Path(__file__).resolve().parents[2] / "docs" / "reproductions"
 PLANNING_SECONDS = 60  # classes whose runs take longer than this are the ones a researcher plans a sweep around

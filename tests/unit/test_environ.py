@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from dlm_bench.environ import environ_set
+from dlm_bench.util.environ import environ_set
 
 NAME = "DLM_BENCH_TEST_ENVIRON_SET"
 

@@ -12,15 +12,15 @@ import pandas as pd
 import pytest
 import torch
 
+from dlm_bench.cli import compose_config
+from dlm_bench.config.beta_grid import select_beta
 from dlm_bench.models.builders import build_bundle
 from dlm_bench.models.fixed import pretrain_and_freeze, pretrain_config
+from dlm_bench.models.task_defaults import resolve_task_defaults
 from dlm_bench.run import execute, run_name
 from dlm_bench.run.context import prepare_data, seed_everything
-from dlm_bench.task_defaults import resolve_task_defaults
-from dlm_bench.beta import select_beta
-from dlm_bench.cli import compose_config
-from dlm_bench.pretrain import PretrainStore, pretrain_key
-from dlm_bench.train import TrainResult, Trainer
+from dlm_bench.training.stage1_store import PretrainStore, pretrain_key
+from dlm_bench.training.trainer import Trainer, TrainResult
 from tests.helpers import glm_overrides
 
 SMALL = ["protocol.train_size=120", "model.num_inducing=8", "trainer.max_iters=30", "trainer.progress=off"]
@@ -212,7 +212,7 @@ def test_bad_new_keys_are_one_line_errors():
 
 
 def test_gradient_error_per_repetition_by_hand():
-    from dlm_bench.gradient_bias import bias_stats
+    from dlm_bench.estimators.gradient_bias import bias_stats
 
     g = np.array([3.0, 4.0])
     d = np.array([[3.0, 4.0], [6.0, 8.0]])

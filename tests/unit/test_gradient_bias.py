@@ -4,7 +4,7 @@ tested in test_ups.py."""
 import numpy as np
 import pytest
 
-from dlm_bench.gradient_bias import bias_stats
+from dlm_bench.estimators.gradient_bias import bias_stats
 
 
 def test_bias_stats_by_hand():

@@ -7,7 +7,7 @@ import pytest
 import torch
 from scipy.cluster.vq import kmeans2
 
-from dlm_bench.config import InducingInit
+from dlm_bench.config.schema import InducingInit
 from dlm_bench.models.components import initial_inducing_points, kmeans_plus_plus
 
 

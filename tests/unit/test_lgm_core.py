@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from dlm_bench.lgm import Cov, full_gp, glm, make_site, optimise, sparse_gp, StopRule
-from dlm_bench.lgm.optim import fit_fp
+from dlm_bench.fp import Cov, StopRule, full_gp, glm, make_site, optimise, sparse_gp
+from dlm_bench.fp.optim import fit_fp
 
 DT = torch.float64
 
@@ -419,7 +419,7 @@ def test_fig1_sign_map_conditions():
 def test_fpb_detects_a_two_cycle():
     """An operator that alternates between two covariances (a 2-cycle, Theorem 1) must end FPb's inner loop at
     once and be counted, where upstream's step-ratio test (ratio ~ 1) ran all 100 inner steps."""
-    from dlm_bench.lgm.model import LGM
+    from dlm_bench.fp.model import LGM
 
     model, _ = _poisson_glm()
     A, B = Cov.from_chol(0.3 * torch.eye(5)), Cov.from_chol(0.5 * torch.eye(5))

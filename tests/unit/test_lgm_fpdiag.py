@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from dlm_bench.lgm import fpdiag, glm, make_site
+from dlm_bench.fp import fpdiag, glm, make_site
 
 
 def _tiny_poisson(seed=0, n=12, d=3, s=0.5):
@@ -63,7 +63,7 @@ def test_generated_wlan_like_problem_does_not_two_cycle_with_exact_site_terms():
     wlan-like GLM (rare binary features) as on the dense one: the 953 2-cycling points the 20-node Gauss-Hermite rule
     gave there (docs/reproductions/fp_supp2_smoke) came from its gamma errors at large v (0.062 vs 0.038 at
     m = 3, v = 100), not from the FP operator."""
-    from dlm_bench.lgm.optim import optimise
+    from dlm_bench.fp.optim import optimise
 
     out = {}
     for name in ("synthetic_wlan:2000:100", "synthetic_logistic:400:20"):

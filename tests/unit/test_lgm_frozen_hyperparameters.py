@@ -10,8 +10,8 @@ import scipy.optimize
 import torch
 from scipy.special import expit, log_expit, log_ndtr
 
-from dlm_bench.lgm.frozen_hyperparameters import laplace_log_marginal
-from dlm_bench.lgm.sites import make_site
+from dlm_bench.fp.frozen_hyperparameters import laplace_log_marginal
+from dlm_bench.fp.sites import make_site
 
 
 def _terms(lik, y, f):

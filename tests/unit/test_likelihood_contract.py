@@ -17,10 +17,15 @@ import numpy as np
 import pytest
 import torch
 
-from dlm_bench.evaluation import METRICS, RAW, predictive_metrics
 from dlm_bench.likelihoods import LIKELIHOODS, ScalarLikelihood
-from tests.helpers import (gpytorch_likelihood_test_cases, grid_expectation, grid_log_marginal, make_likelihood,
-                           sample_targets)
+from dlm_bench.models.predictive_metrics import METRICS, RAW, predictive_metrics
+from tests.helpers import (
+    gpytorch_likelihood_test_cases,
+    grid_expectation,
+    grid_log_marginal,
+    make_likelihood,
+    sample_targets,
+)
 
 # q(f) with half GPyTorch's default standard deviations: at the default (variances ~6) GPyTorch's 512-sample
 # Monte Carlo references are too noisy to compare with (E[exp f] for poisson_exp, a peaked Student-t in a

@@ -14,10 +14,10 @@ import time
 import pytest
 import torch
 
-from dlm_bench import locks
-from dlm_bench.locks import LOCK_NAME, RunLock, holder, proc_start_time
-from dlm_bench.pretrain import PretrainBusy, PretrainStore
-from dlm_bench.train import TrainResult
+from dlm_bench.training.stage1_store import PretrainBusy, PretrainStore
+from dlm_bench.training.trainer import TrainResult
+from dlm_bench.util import locks
+from dlm_bench.util.locks import LOCK_NAME, RunLock, holder, proc_start_time
 
 linux_proc = pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="needs /proc")
 

@@ -10,14 +10,23 @@ import pytest
 import torch
 from scipy.optimize import brentq
 
-from dlm_bench.config import Kernel, PacConfig, PacLoss, SparseQ
+from dlm_bench.config.schema import Kernel, PacConfig, PacLoss, SparseQ
 from dlm_bench.models import collapsed
+from dlm_bench.models.components import make_kernel
 from dlm_bench.models.exact import ExactGPBundle
 from dlm_bench.models.pac_gp import PacGPBundle, PacSGPBundle
-from dlm_bench.models.components import make_kernel
 from dlm_bench.pac import (
-    binary_kl, bound_kl, bound_pinsker, gibbs_risk, kl_collapsed, kl_full_gp, kl_inverse, kl_sparse,
-    log_theta_size, pointwise_loss, round_to_grid,
+    binary_kl,
+    bound_kl,
+    bound_pinsker,
+    gibbs_risk,
+    kl_collapsed,
+    kl_full_gp,
+    kl_inverse,
+    kl_sparse,
+    log_theta_size,
+    pointwise_loss,
+    round_to_grid,
 )
 from dlm_bench.pac.evaluation import pac_metrics, round_kernel_
 from tests import reference as ref
@@ -264,7 +273,7 @@ def test_rounding_and_pac_metrics():
 
 
 def test_lbfgs_trainer_minimises_and_survives_failing_trial_points():
-    from dlm_bench.train import Trainer
+    from dlm_bench.training.trainer import Trainer
 
     w = torch.nn.Parameter(torch.tensor([3.0, -2.0], dtype=torch.float64))
     X, y = torch.zeros(4, 1, dtype=torch.float64), torch.zeros(4, dtype=torch.float64)

@@ -12,7 +12,7 @@ from dlm_bench.cli import compose_config
     [
         (["model=pac_gp"], "use objective=pac_kl or pac_sqrt"),
         (["objective=pac_kl"], "trains model=pac_gp or pac_sgp"),
-        (["paper=pac"], "the PAC-Bayes evaluation .paper=pac or eval.pac=true. applies to model=sgpr"),
+        (["eval.pac=true"], "the PAC-Bayes evaluation .eval.pac=true. applies to model=sgpr"),
         (["model=pac_gp", "objective=pac_sqrt", "model.kernel=matern"], "model.kernel=rbf"),
         (["model=pac_gp", "objective=pac_kl", "pac.epsilon=0"], "pac.epsilon must be a finite number > 0"),
         (["model=pac_gp", "objective=pac_kl", "pac.delta=2"], "pac.delta must be in"),

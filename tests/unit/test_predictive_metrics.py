@@ -1,4 +1,4 @@
-"""dlm_bench.evaluation.predictive_metrics, the one metrics path: the Gaussian case against scipy, the bundles
+"""dlm_bench.models.predictive_metrics.predictive_metrics, the one metrics path: the Gaussian case against scipy, the bundles
 without a predictive density (square-loss DLM, free-form PAC-SGP), and tracked learning curves of a
 non-Gaussian run (the last tracked row equals the reported metrics)."""
 
@@ -10,8 +10,8 @@ import pytest
 import torch
 from scipy import stats
 
-from dlm_bench.evaluation import predictive_metrics
 from dlm_bench.likelihoods import GaussianLikelihood
+from dlm_bench.models.predictive_metrics import predictive_metrics
 from tests.helpers import make_likelihood
 
 D = torch.float64

@@ -13,7 +13,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from dlm_bench.cli import UserError, compose_config
-from dlm_bench.config import conf_dir, group_options
+from dlm_bench.config.schema import conf_dir, group_options
 from tests.helpers import sweeper_params
 
 # method -> (model, objective, estimator, num_samples, nu, hyperparameters, num_inducing, mean, likelihood)
@@ -209,7 +209,7 @@ def test_conflicting_dataset_choice_is_an_error():
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
 def test_experiment_names_a_report_spec_that_exists(experiment):
-    from dlm_bench.report.specs import SPECS
+    from dlm_bench.report.layouts import SPECS
 
     name = compose_config([f"experiment={experiment}"]).report
     assert name in SPECS, f"{experiment}: report={name!r}"

@@ -8,7 +8,7 @@ import pytest
 
 from dlm_bench.report import FigureSpec, MethodSpec, build_report, collect
 from dlm_bench.report.figures import make_figure
-from dlm_bench.report.specs import where
+from dlm_bench.report.layouts import where
 from dlm_bench.report.tables import apply_methods, mean_se
 
 BETAS = (0.1, 1.0, 10.0)
@@ -90,7 +90,7 @@ def test_build_report_writes_everything_and_lists_missing_points(tmp_path):
 
 
 def test_figure_that_matches_no_run_is_not_drawn_and_the_index_says_so(tmp_path, monkeypatch):
-    from dlm_bench.report import specs
+    from dlm_bench.report import layouts as specs
 
     write_runs(tmp_path / "res", experiment="dlm_demo")
     panel = specs.fig1_panel("fig1d_ringnorm", "ringnorm", "exact")  # no ringnorm run among them
@@ -107,7 +107,7 @@ def test_figure_that_matches_no_run_is_not_drawn_and_the_index_says_so(tmp_path,
 
 def test_curve_figure_averages_tracked_metrics_over_seeds(tmp_path):
     from dlm_bench.report.figures import make_curve_figure
-    from dlm_bench.report.specs import CurveSpec
+    from dlm_bench.report.layouts import CurveSpec
 
     write_runs(tmp_path)
     df = collect([tmp_path])
@@ -128,7 +128,7 @@ def test_curve_figure_averages_tracked_metrics_over_seeds(tmp_path):
 def test_curve_panel_without_curve_files_says_so(tmp_path):
     """A dataset whose runs have no curve.csv (restored from a runs.tgz) gets a panel that says why it is empty."""
     from dlm_bench.report.figures import make_curve_figure
-    from dlm_bench.report.specs import CurveSpec
+    from dlm_bench.report.layouts import CurveSpec
 
     write_runs(tmp_path)
     df = collect([tmp_path])

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from dlm_bench.results import RunRecord, write_curve_csv, write_run_json
-from dlm_bench.results_schema import check_curve_csv, check_run_record
+from dlm_bench.results.contract import RunRecord, write_curve_csv, write_run_json
+from dlm_bench.results.schema import check_curve_csv, check_run_record
 
 ARCHIVES = sorted((Path(__file__).resolve().parents[2] / "docs" / "reproductions").glob("*/runs.tgz"))
 
@@ -45,6 +45,6 @@ def test_what_results_py_writes_passes(tmp_path):
 
 
 def test_the_schema_module_imports_only_the_standard_library():
-    code = "import sys, dlm_bench.results_schema; print(sorted(m for m in ('torch', 'numpy', 'pandas') if m in sys.modules))"
+    code = "import sys, dlm_bench.results.schema; print(sorted(m for m in ('torch', 'numpy', 'pandas') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

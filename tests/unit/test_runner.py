@@ -3,10 +3,9 @@ runs: tests/integration/test_runner.py)."""
 
 import json
 
-from dlm_bench.run import execute
-from dlm_bench.train import Trainer
 from dlm_bench.cli import compose_config
-from dlm_bench.train import TrainResult
+from dlm_bench.run import execute
+from dlm_bench.training.trainer import Trainer, TrainResult
 
 
 def test_divergence_is_recorded(tmp_path, monkeypatch):

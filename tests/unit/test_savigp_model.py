@@ -9,10 +9,9 @@ import pytest
 import torch
 
 from dlm_bench.models.collapsed import collapsed_terms, neg_log_marginal, q_u
+from dlm_bench.savigp.block_optimizer import BLOCKS, block_params, fit, grads_for
 from dlm_bench.savigp.likelihoods import Gaussian, Softmax
 from dlm_bench.savigp.model import Savigp
-from dlm_bench.savigp.train import BLOCKS, block_params, fit, grads_for
-
 
 
 @pytest.fixture(autouse=True)
@@ -300,7 +299,7 @@ def test_elbo_over_point_blocks_equals_all_at_once(posterior, K, softmax):
 def test_fit_heartbeat_line_per_global_iteration_shows_the_curve_elbo(capsys):
     """trainer.progress=lines in SAVIGP's own loop: at a 1 ns interval one line per global iteration, each showing
     that iteration's ELBO from the fit's curve."""
-    from dlm_bench.logline import Heartbeat
+    from dlm_bench.util.logline import Heartbeat
 
     X, y, Z = toy()
     mod = Savigp([Z], Gaussian(0.3), posterior="fg", entropy="exact", estimator="exact", lengthscale=1.2, variance=0.8)

@@ -9,14 +9,14 @@ import itertools
 import pytest
 
 from dlm_bench.cli import compose_config
-from dlm_bench.combination_rules import check_combination
-from dlm_bench.data.registry import get_spec
-from dlm_bench.report.specs import SPECS
+from dlm_bench.data.datasets import get_spec
+from dlm_bench.errors import NotApplicable
+from dlm_bench.registry.combination_rules import check_combination
+from dlm_bench.registry.validation import validate
+from dlm_bench.report.layouts import SPECS
 from dlm_bench.run import run_name
 from dlm_bench.sggpm import METHODS
-from dlm_bench.errors import NotApplicable
 from dlm_bench.sggpm.plugin import check_point
-from dlm_bench.validation import validate
 from tests.helpers import sweeper_params
 
 

@@ -12,7 +12,7 @@ from scipy.integrate import quad
 from scipy.special import expit
 from scipy.stats import norm
 
-from dlm_bench.lgm.sites import make_site
+from dlm_bench.fp.sites import make_site
 from dlm_bench.sggpm.metrics import metrics
 
 THETA = [-1.0, -1 / 3, 1 / 3, 1.0]

@@ -2,7 +2,7 @@
 
 import torch
 
-from dlm_bench.speed_probe import machine_ratio, speed_probe_seconds
+from dlm_bench.results.speed_probe import machine_ratio, speed_probe_seconds
 
 
 def test_the_ratio_is_now_over_recorded_and_one_without_a_usable_probe():

@@ -5,10 +5,10 @@ import pytest
 import torch
 from scipy.optimize import minimize
 
-from dlm_bench.config import Kernel
+from dlm_bench.config.schema import Kernel
 from dlm_bench.models import collapsed
-from dlm_bench.models.sq_dlm import SqDLMBundle
 from dlm_bench.models.components import make_kernel
+from dlm_bench.models.sq_dlm import SqDLMBundle
 from dlm_bench.objectives.sq_dlm import sq_dlm_objective, sq_dlm_solve
 from tests import reference as ref
 

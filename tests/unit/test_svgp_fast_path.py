@@ -5,11 +5,11 @@ fast_joint=False), float64, to 1e-10 relative."""
 import pytest
 import torch
 
-from dlm_bench.models.builders import build_bundle
-from dlm_bench.run.context import seed_everything
-from dlm_bench.task_defaults import resolve_task_defaults
 from dlm_bench.cli import compose_config
 from dlm_bench.models import fast_svgp
+from dlm_bench.models.builders import build_bundle
+from dlm_bench.models.task_defaults import resolve_task_defaults
+from dlm_bench.run.context import seed_everything
 
 
 def data(n, binary=False, seed=0):

@@ -15,14 +15,15 @@ import pytest
 import yaml
 
 from dlm_bench.cli import compose_config, main
-from dlm_bench.config import GROUPS, conf_dir
-from dlm_bench.locks import LOCK_NAME, RunLock, holder
+from dlm_bench.config.schema import GROUPS, conf_dir
 from dlm_bench.report.build import build_report
 from dlm_bench.report.collect import collect_runs
 from dlm_bench.report.figures import make_sweep_figure
-from dlm_bench.report.specs import SweepFigureSpec, default_specs
+from dlm_bench.report.layouts import SweepFigureSpec, default_specs
 from dlm_bench.run import run_dir_for
-from dlm_bench.run.signals import descendants as _descendants, stop_workers
+from dlm_bench.run.signals import descendants as _descendants
+from dlm_bench.run.signals import stop_workers
+from dlm_bench.util.locks import LOCK_NAME, RunLock, holder
 
 
 def _dead_pid() -> int:
@@ -165,8 +166,8 @@ def test_a_worker_stopped_by_sigterm_starts_no_further_job(tmp_path, monkeypatch
     SIGKILLs it; that job must start nothing (it took locks and made run dirs it never released)."""
     import signal
 
-    from dlm_bench import sweep
     from dlm_bench.run import signals
+    from dlm_bench.sweeps import launch as sweep
 
     monkeypatch.setattr(signals, "stop_workers", lambda **_: [])
     with pytest.raises(sweep.Terminated):

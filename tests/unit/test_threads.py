@@ -4,8 +4,8 @@ explicit override > B M^2 rule)."""
 import pytest
 import torch
 
-from dlm_bench import threads
 from dlm_bench.errors import ConfigError
+from dlm_bench.run import threads
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from dlm_bench.train import StoppingRule, Trainer
+from dlm_bench.training.trainer import StoppingRule, Trainer
 
 
 def first_window_hit(losses, window, tol):
@@ -103,7 +103,7 @@ def test_heartbeat_prints_a_line_each_time_the_interval_has_passed(capsys):
     """trainer.progress=lines: with 1 s per iteration and every_s = 10, lines at iterations 10, 20, 30 (iteration k
     is read at clock time k + 1 after a start at 1): exactly floor(35 / 10) lines over 35 iterations."""
     X, y = torch.zeros(5, 1, dtype=torch.float64), torch.zeros(5, dtype=torch.float64)
-    from dlm_bench.logline import Heartbeat
+    from dlm_bench.util.logline import Heartbeat
 
     trainer = Trainer(lr=1e-4, max_iters=35, window=50, tol=1e-12, progress=False,
                       heartbeat=Heartbeat(10.0, clock=StepClock(1.0)))
@@ -120,8 +120,8 @@ def test_no_heartbeat_lines_without_progress_lines(capsys, monkeypatch):
     """progress off / on / auto: no heartbeat; lines: one from DLM_BENCH_HEARTBEAT_S (a bad value: a one-line error)."""
     from omegaconf import OmegaConf
 
-    from dlm_bench.config import Progress
-    from dlm_bench.logline import HEARTBEAT_ENV
+    from dlm_bench.config.schema import Progress
+    from dlm_bench.util.logline import HEARTBEAT_ENV
 
     def trainer_for(mode):
         cfg = OmegaConf.create({"lr": 0.1, "max_iters": 3, "window": 50, "tol": 1e-4, "batch_size": None,

@@ -159,7 +159,7 @@ def test_ups_mll_likelihood_gradient_equals_the_quadrature_mll():
     grads = []
     for cls in (UPSPredictiveLogLikelihood, QuadraturePredictiveLogLikelihood):
         torch.manual_seed(3)
-        from dlm_bench.config import Kernel
+        from dlm_bench.config.schema import Kernel
         from dlm_bench.models.components import make_kernel
         from dlm_bench.models.svgp import SVGP
         model = SVGP(X[:8].clone(), make_kernel(Kernel.rbf, None)).double()

@@ -17,10 +17,10 @@ import pytest
 
 from dlm_bench.cli import compose_config, main
 from dlm_bench.data import DATASETS, DatasetError, DatasetSpec, RemoteFile
-from dlm_bench.data.cache import read_sidecar, sidecar_path
 from dlm_bench.data.api import load_spec
+from dlm_bench.data.cache import read_sidecar, sidecar_path
 from dlm_bench.run import run_name
-from dlm_bench.sweep import Terminated
+from dlm_bench.sweeps.launch import Terminated
 
 fetch_mod = importlib.import_module("dlm_bench.data.fetch")
 
@@ -130,7 +130,7 @@ def test_staging_of_a_killed_process_is_removed_by_the_next_fetch(toy, cache):
 
 
 def test_cache_and_results_files_honour_the_umask(toy, tmp_path):
-    from dlm_bench.results import write_curve_csv
+    from dlm_bench.results.contract import write_curve_csv
 
     spec, _, dest = toy
     old = os.umask(0o027)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dlm_bench.config import DatasetConfig, ProtocolConfig
+from dlm_bench.config.schema import DatasetConfig, ProtocolConfig
 from dlm_bench.data import DATASETS, PROTOCOLS
 
 CONF = Path(__file__).resolve().parents[3] / "conf"
@@ -27,7 +27,7 @@ def test_every_registered_dataset_composes(name):
 
 
 def test_dataset_options_are_the_registry():
-    from dlm_bench.config import group_options
+    from dlm_bench.config.schema import group_options
 
     assert group_options("dataset") == sorted([*DATASETS, "csv"])
     assert not (CONF / "dataset").exists()  # no hand-written copies that could drift from the registry

@@ -165,7 +165,7 @@ class ProtocolConfig:
 @dataclass
 class PacConfig:
     """PAC-GP paper (Reeb et al. 2018): loss, bound and hyperparameter grid. Used by objective=pac_kl|pac_sqrt
-    and, with paper=pac, by the evaluation of every method (bound, Gibbs risks, KL/N with rounded theta)."""
+    and, with eval.pac=true (set by the PAC experiments), by the evaluation of every method (bound, Gibbs risks, KL/N with rounded theta)."""
 
     epsilon: float = 0.6  # scale of the loss (accuracy goal, in standardised target units)
     loss: PacLoss = PacLoss.zero_one
@@ -182,7 +182,7 @@ class EvalConfig:
     """Opt-in evaluations beyond the likelihood's predictive metrics."""
 
     pac: bool = False  # PAC-Bayes bound, Gibbs risks and KL/N with rounded theta (Reeb et al. 2018); implied by
-    # paper=pac and by the PAC-Bayes objectives
+    # eval.pac=true and by the PAC-Bayes objectives
 
 
 @dataclass
@@ -324,7 +324,7 @@ def register_configs() -> None:
 
 
 def dataset_options() -> list[str]:
-    from .data import DATASETS
+    from ..data import DATASETS
 
     return sorted([*DATASETS, "csv"])
 

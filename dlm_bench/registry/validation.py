@@ -1,7 +1,7 @@
 """The validation pipeline: every check a configuration passes before any data is loaded or any training starts,
 in one place (`validate_run`). Each failure is a `ConfigError` with one line that names the key, the bad value and
 what is allowed; the CLI prints it and exits 2. The steps: numeric domains, group choices a preset replaced, the
-model/objective/estimator combination rules (combination_rules.py), the PAC-Bayes settings (pac/checks.py), settings
+model/objective/estimator combination rules (combination_rules.py), the PAC-Bayes settings (pac_checks.py), settings
 the chosen model does not read (check_unused_settings: refused, never silently ignored), then the model family's own
 declared check (ModelSpec.check_config: lgm.*, savigp.*, sggpm.*, the Trainer models').
 Checks that need the data (a likelihood against the dataset's task) are the family's `check_data`, which the run
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 
 def _finite_positive(key: str, value) -> None:
@@ -110,7 +110,7 @@ def check_writable(directory: Path) -> None:
 def _option_name(group: str, option: str) -> str:
     from omegaconf import OmegaConf
 
-    from .config import conf_dir
+    from ..config.schema import conf_dir
 
     path = conf_dir() / group / f"{option}.yaml"
     if path.is_file():
@@ -144,7 +144,7 @@ def check_choices(cfg: DictConfig, overrides: list[str]) -> None:
 def _schema_defaults(section: str) -> dict:  # read-only: callers compare, never mutate
     from omegaconf import OmegaConf
 
-    from .config import Config
+    from ..config.schema import Config
 
     return OmegaConf.to_container(OmegaConf.structured(Config)[section], enum_to_str=True)
 
@@ -161,8 +161,8 @@ def unread_settings(cfg: DictConfig) -> list[str]:
     unless the run has the PAC-Bayes evaluation (objectives.pac_evaluation)."""
     from omegaconf import OmegaConf
 
-    from .objectives import pac_evaluation
-    from .registry import unused_sections
+    from ..objectives import pac_evaluation
+    from .models import unused_sections
 
     sections = sorted(unused_sections(cfg))
     if not pac_evaluation(cfg):
@@ -185,12 +185,12 @@ def check_unused_settings(cfg: DictConfig) -> None:
     unread = unread_settings(cfg)
     if not unread:
         return
-    from .registry import MODELS
+    from .models import MODELS
 
     owners = []
     for setting in unread:
         section = setting.partition(".")[0]
-        readers = ("objective=pac_kl|pac_sqrt, eval.pac=true or paper=pac" if section == "pac" else
+        readers = ("objective=pac_kl|pac_sqrt or eval.pac=true" if section == "pac" else
                    "model=" + "|".join(n for n, s in MODELS.items() if s.config_section == section))
         if (section, readers) not in owners:
             owners.append((section, readers))
@@ -207,9 +207,9 @@ def validate(cfg: DictConfig, overrides: list[str] | None = None) -> None:
 
 def validate_run(cfg: DictConfig, overrides: list[str] | None = None):
     """The whole pipeline for one run configuration; returns its ModelSpec."""
+    from .pac_checks import check_pac_settings
     from .combination_rules import check_combination
-    from .pac.checks import check_pac_settings
-    from .registry import model_spec
+    from .models import model_spec
 
     validate(cfg, overrides)
     spec = model_spec(cfg)

@@ -8,18 +8,18 @@ from __future__ import annotations
 import numpy as np
 from omegaconf import DictConfig
 
-from ..beta import resolve_beta
-from ..config import Hyperparameters
+from ..config.beta_grid import resolve_beta
+from ..config.schema import Hyperparameters
 from ..errors import ConfigError
 from ..estimators import effective_estimator
-from ..evaluation import predictive_metrics
 from ..objectives import pac_evaluation
-from ..outcome import Outcome
 from ..pac.evaluation import pac_metrics, write_predictive_1d
-from ..pretrain import PretrainStore
-from ..train import TrainResult, Trainer
+from ..results.outcome import Outcome
+from ..training.stage1_store import PretrainStore
+from ..training.trainer import Trainer, TrainResult
 from .builders import build_bundle
 from .fixed import evaluate_only, pretrain_and_freeze, shared_stage1_key
+from .predictive_metrics import predictive_metrics
 
 
 def check_config(cfg: DictConfig) -> None:

@@ -42,7 +42,7 @@ from pathlib import Path
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from .train import TrainResult
+from .trainer import TrainResult
 
 STORE_DIR = "_pretrain"
 # top-level settings that do not change the stage-1 model
@@ -64,7 +64,7 @@ def key_fields(pre_cfg: DictConfig) -> dict:
     if d.get("dataset", {}).get("categorical", 0) is None:  # added later: keys stay as they were
         d["dataset"].pop("categorical")
     if d.get("dataset", {}).get("name") == "csv":
-        from . import data
+        from .. import data
 
         d["dataset"]["sha256"] = data.user_file_sha256(d["dataset"].get("path"))
     return d
@@ -166,7 +166,7 @@ class PretrainStore:
         return result
 
     def _holder_line(self, lock_dir: Path, key: str, waited: float) -> str:
-        from .locks import LOCK_NAME, read_lock
+        from ..util.locks import LOCK_NAME, read_lock
 
         path = lock_dir / LOCK_NAME
         try:
@@ -181,7 +181,7 @@ class PretrainStore:
     def get_or_train(self, key: str, bundle: torch.nn.Module, fit) -> tuple[TrainResult, bool]:
         """(the stage-1 TrainResult, reused?): load the stored state into `bundle`, or train it with `fit()`
         (which trains `bundle` in place and returns its TrainResult) and store it."""
-        from .locks import LOCK_NAME, RunLock
+        from ..util.locks import LOCK_NAME, RunLock
 
         d, state_path, meta_path = self._paths(key)
         start = time.monotonic()

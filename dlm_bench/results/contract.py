@@ -13,7 +13,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .fsperm import honour_umask
+from .file_modes import honour_umask
 
 SCHEMA = 1
 STATUSES = ("ok", "failed", "diverged")
@@ -121,7 +121,7 @@ def env_info() -> dict:
     import gpytorch
     import torch
 
-    from . import __version__
+    from .. import __version__
     from .speed_probe import speed_probe_seconds
 
     return {

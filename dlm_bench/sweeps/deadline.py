@@ -27,7 +27,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from .environ import environ_set
+from ..util.environ import environ_set
 
 DEADLINE_ENV = "DLM_BENCH_SWEEP_DEADLINE"
 DEFERRED_EXIT = 75  # sysexits.h EX_TEMPFAIL: not done, try again
@@ -63,11 +63,11 @@ def deadline() -> float | None:
 
 def _pending_members(cfg: DictConfig, config: dict) -> int:
     """The members of this point's beta group still to train (the group trains them in one job)."""
-    from .beta import beta_grid
+    from ..config.beta_grid import beta_grid
+    from ..results.contract import read_status
+    from ..run import run_dir_for
+    from ..run.batched import member_config, sweep_beta_indices
     from .cost_estimate import n_train
-    from .results import read_status
-    from .run import run_dir_for
-    from .run.batched import member_config, sweep_beta_indices
 
     n = n_train(config)
     if not n:
@@ -81,9 +81,9 @@ def _pending_members(cfg: DictConfig, config: dict) -> int:
 
 def expected_seconds(cfg: DictConfig) -> float | None:
     """What `--estimate` expects this point (or its batched group) to take; None when nothing estimates it."""
+    from ..models.task_defaults import resolve_task_defaults
+    from ..run import config_dict
     from .cost_estimate import batched_point, estimate
-    from .run import config_dict
-    from .task_defaults import resolve_task_defaults
 
     resolved = copy.deepcopy(cfg)
     try:

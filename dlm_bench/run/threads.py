@@ -41,7 +41,7 @@ def _positive_int(value, what: str) -> int | None:
     except ValueError:
         k = 0
     if k < 1:
-        from .errors import ConfigError
+        from ..errors import ConfigError
 
         raise ConfigError(f"{what} must be a positive integer, got {value!r}")
     return k

@@ -16,7 +16,7 @@ from typing import Callable, Optional
 import torch
 
 from ..errors import ConfigError
-from ..logline import Heartbeat
+from ..util.logline import Heartbeat
 from .model import Savigp
 
 BLOCKS = ("mog", "hyp", "ll")

@@ -1,5 +1,6 @@
-"""The PAC-Bayes evaluation's own settings (Reeb et al. 2018), declared as the pac family's check: the validation
-pipeline (dlm_bench/validation.py) runs it for every configuration, before any data is loaded."""
+"""The PAC-Bayes evaluation's own settings (Reeb et al. 2018): the validation pipeline (registry/validation.py) runs
+this check for every configuration, before any data is loaded. It lives here, not in pac/, because objectives/ imports
+pac/ (the bounds) and this check reads objectives.pac_evaluation."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import math
 from omegaconf import DictConfig
 
 from ..errors import ConfigError
-from ..objectives import pac_evaluation
+from ..objectives import pac_evaluation  # objectives imports pac (the bounds): this check lives above both
 
 
 def check_pac_settings(cfg: DictConfig) -> None:
@@ -17,7 +18,7 @@ def check_pac_settings(cfg: DictConfig) -> None:
     if not pac_evaluation(cfg):
         return
     if cfg.model.kernel.value != "rbf":
-        raise ConfigError("paper=pac: the hyperparameter grid is defined for the SE kernel; use model.kernel=rbf")
+        raise ConfigError("the PAC-Bayes evaluation: the hyperparameter grid is defined for the SE kernel; use model.kernel=rbf")
     p = cfg.pac
     if not (p.epsilon is not None and math.isfinite(p.epsilon) and p.epsilon > 0):
         raise ConfigError(f"pac.epsilon must be a finite number > 0, got {p.epsilon}")

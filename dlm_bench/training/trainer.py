@@ -12,7 +12,7 @@ import torch
 from linear_operator.utils.errors import NanError, NotPSDError
 from tqdm.auto import tqdm
 
-from .logline import Heartbeat
+from ..util.logline import Heartbeat
 
 
 class StoppingRule:

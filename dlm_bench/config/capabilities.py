@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 
-
 @dataclass(frozen=True)
 class ModelSpec:
     name: str

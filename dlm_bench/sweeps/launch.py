@@ -19,17 +19,17 @@ from typing import NamedTuple
 
 from omegaconf import DictConfig
 
-from .beta import OutsideBetaGrid, apply_beta_grid_flag
-from .environ import environ_set
-from .errors import ConfigError, NotApplicable, ResultsNotWritten, Terminated  # noqa: F401 (Terminated re-exported)
-from .locks import RunLock, holder
-from .results import read_status
-from .run import config_dict, execute, run_dir_for, run_name
-from .run.batched import INDICES_ENV, RunningElsewhere, command_line_beta_indices, group_lock, requested
-from .run.progress import progress
-from .run.record import failure_record
-from .run.signals import check_not_terminated, install, raise_terminated, reset, stop_workers
-from .sweep_deadline import defer_reason
+from ..config.beta_grid import OutsideBetaGrid, apply_beta_grid_flag
+from ..errors import ConfigError, NotApplicable, ResultsNotWritten, Terminated
+from ..results.contract import read_status
+from ..run import config_dict, execute, run_dir_for, run_name
+from ..run.batched import INDICES_ENV, RunningElsewhere, command_line_beta_indices, group_lock, requested
+from ..run.progress import progress
+from ..run.record import failure_record
+from ..run.signals import check_not_terminated, install, raise_terminated, reset, stop_workers
+from ..util.environ import environ_set
+from ..util.locks import RunLock, holder
+from .deadline import defer_reason
 
 OUTCOMES = ("skipped", "ok", "diverged", "failed", "outside_grid", "not_applicable", "running_elsewhere", "deferred")
 
@@ -37,7 +37,7 @@ OUTCOMES = ("skipped", "ok", "diverged", "failed", "outside_grid", "not_applicab
 def _set_threads(cfg: DictConfig) -> int:
     import torch
 
-    from .threads import set_cores
+    from ..run.threads import set_cores
 
     cpus = cfg.launcher.cpus
     if cpus is None:
@@ -178,7 +178,7 @@ def run_sweep(overrides: list[str]) -> Counter:
     from hydra._internal.utils import create_config_search_path
     from hydra.core.global_hydra import GlobalHydra
 
-    from .config import conf_dir, register_configs
+    from ..config.schema import conf_dir, register_configs
 
     reset()  # a new sweep in this process (tests, notebooks) after an earlier one was stopped
     register_configs()
@@ -262,7 +262,7 @@ PROGRESS_FROM = 500
 
 
 def _is_group_override(key: str) -> bool:
-    from .config import GROUPS
+    from ..config.schema import GROUPS
 
     return key.startswith("hydra/") or key in GROUPS + ("experiment",)
 
@@ -281,7 +281,7 @@ def plan_sweep(overrides: list[str], compose_each: bool = False) -> list[Planned
     from hydra.types import RunMode
     from omegaconf import OmegaConf, open_dict
 
-    from .config import conf_dir, register_configs
+    from ..config.schema import conf_dir, register_configs
 
     register_configs()
     version.setbase("1.3")
@@ -315,8 +315,8 @@ def _plan_point(hydra, master, parser, point: list[str], shown: str, composed: d
     from omegaconf import OmegaConf, open_dict
     from omegaconf.errors import OmegaConfBaseException
 
-    from .data import DatasetError
-    from .run import validate_point
+    from ..data import DatasetError
+    from ..run import validate_point
 
     try:
         if compose_each:

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 from omegaconf import DictConfig, open_dict
 
-from .config import MeanFunction
-from .errors import ConfigError
-from .likelihoods import DEFAULT_FOR_TASK, LIKELIHOODS, TASK_LIKELIHOODS
+from ..config.schema import MeanFunction
+from ..errors import ConfigError
+from ..likelihoods import DEFAULT_FOR_TASK, LIKELIHOODS, TASK_LIKELIHOODS
 
 
 def dataset_task(cfg: DictConfig) -> str:
     if cfg.dataset.name == "csv":
         return cfg.dataset.task or "regression"
-    from .data import get_spec
+    from ..data import get_spec
 
     return get_spec(cfg.dataset.name).task
 

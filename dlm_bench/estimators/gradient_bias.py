@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .estimators.bmc import sampled_log_likelihoods
-from .estimators.ups import ups_log_marginal
+from .bmc import sampled_log_likelihoods
+from .ups import ups_log_marginal
 
 
 @dataclass

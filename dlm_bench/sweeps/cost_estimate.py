@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
 
-from .speed_probe import machine_ratio, this_machine
+from ..results.speed_probe import machine_ratio, this_machine
 
 C0, C1 = 1.85e-3, 3.6e-10  # seconds per step, seconds per unit of W (fitted, see above)
 RUN_OVERHEAD_S = 1.0  # per point: the job's composition, data, model build and evaluation (not in train.wall_s)
@@ -70,7 +70,7 @@ def settings_key(config: dict) -> str:
 
 def n_train(config: dict) -> int | None:
     """The training size the protocol will give, from the registry's row count (no data loaded)."""
-    from .data import get_spec
+    from ..data import get_spec
 
     ds, p = config["dataset"], config["protocol"]
     try:
@@ -183,7 +183,7 @@ def _machine_ratio(rec: dict) -> float:
 def beyond_grid(config: dict) -> bool:
     """objective.beta_index gives a beta below min_beta at the training size the protocol will give (the run finds
     this only once it has loaded its data, so the sweep's plan still counts such a point as new)."""
-    from .beta import OutsideBetaGrid, resolve_beta
+    from ..config.beta_grid import OutsideBetaGrid, resolve_beta
 
     o = config.get("objective") or {}
     if o.get("beta_index") is None or not o.get("beta_grid", True):
@@ -208,7 +208,7 @@ class _Objective(dict):
 def batched_point(config: dict) -> bool:
     """The point trains in a batched beta group (objective.beta_batch on a full-batch SVGP grid point)."""
     o = config["objective"]
-    from .run.batched import full_batch  # the harness's rule: minibatch points run unbatched
+    from ..run.batched import full_batch  # the harness's rule: minibatch points run unbatched
 
     minibatch = not full_batch((config.get("trainer") or {}).get("batch_size"), n_train(config))
     return bool(o.get("beta_batch")) and o.get("beta_index") is not None and config["model"]["name"] == "svgp" \

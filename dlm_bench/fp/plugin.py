@@ -14,7 +14,7 @@ import torch
 from omegaconf import DictConfig
 
 from ..errors import ConfigError
-from ..outcome import Outcome
+from ..results.outcome import Outcome
 from . import frozen_hyperparameters as hyper
 from .model import full_gp, glm, sparse_gp
 from .optim import OPTIMIZERS, StopRule, optimise

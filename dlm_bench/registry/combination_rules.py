@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from omegaconf import DictConfig
 
-from .capabilities import EstimatorSpec, ModelSpec, ObjectiveSpec
-from .errors import ConfigError
-from .estimators import ESTIMATORS
-from .likelihoods import LIKELIHOODS
-from .objectives import OBJECTIVES, pac_evaluation
-from .registry import MODELS
+from ..config.capabilities import EstimatorSpec, ModelSpec, ObjectiveSpec
+from ..errors import ConfigError
+from ..estimators import ESTIMATORS
+from ..likelihoods import LIKELIHOODS
+from ..objectives import OBJECTIVES, pac_evaluation
+from .models import MODELS
 
 
 def _lookup(registry: dict, group: str, name: str):
@@ -109,7 +109,7 @@ def _zero_mean(cfg, m, o, e):
 def _pac_evaluable(cfg, m, o, e):
     if pac_evaluation(cfg) and not m.pac_evaluable:
         ok = "|".join(k for k, s in MODELS.items() if s.pac_evaluable)
-        return f"the PAC-Bayes evaluation (paper=pac or eval.pac=true) applies to model={ok} (got model={m.name})"
+        return f"the PAC-Bayes evaluation (eval.pac=true) applies to model={ok} (got model={m.name})"
 
 
 RULES = (_objective_restricted, _own_objective, _model_objective, _beta, _pac_evaluable, _fixed, _estimator_applies,

@@ -24,8 +24,6 @@ import math
 import gpytorch
 import torch
 
-from ..models.base import predict_f  # noqa: F401 (re-exported)
-
 # name -> per-point value from (likelihood, mu, var, y, y_hat)
 METRICS = {
     "nll": lambda lik, mu, var, y, y_hat: -lik.predictive_log_marginal(y, mu, var),

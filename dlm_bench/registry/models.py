@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from omegaconf import DictConfig
 
-from . import labels
-from .capabilities import ModelSpec
-from .errors import ConfigError
-from .lgm import plugin as lgm_plugin
-from .models import fit as trainer_plugin
-from .savigp import plugin as savigp_plugin
-from .sggpm import plugin as sggpm_plugin
+from ..config.capabilities import ModelSpec
+from ..errors import ConfigError
+from ..fp import plugin as lgm_plugin
+from ..models import plugin as trainer_plugin
+from ..results import labels
+from ..savigp import plugin as savigp_plugin
+from ..sggpm import plugin as sggpm_plugin
 
 _PAC = ("pac_kl", "pac_sqrt")
 _TRAINER = {"execute": trainer_plugin.execute, "check_config": trainer_plugin.check_config,

@@ -1,0 +1,1 @@
+"""Configuration schema and the facts it checks against (leaf layer)."""

@@ -1,0 +1,1 @@
+"""Registries of model kinds and the validation that reads them."""

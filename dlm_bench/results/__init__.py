@@ -1,0 +1,1 @@
+"""The results contract: run.json schema, labels, outcome, file modes, speed probe (leaf layer)."""

@@ -1,0 +1,1 @@
+"""Sweeps: Hydra multirun launch, per-point jobs, deadlines and cost estimates."""
