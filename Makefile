@@ -33,11 +33,13 @@ $(STAMP): pyproject.toml
 run: $(STAMP)  ## run the default experiment (extra Hydra overrides: make run ARGS="objective=dlm")
 	$(VENV)/bin/dlm-bench run $(ARGS)
 
-test: $(STAMP)  ## fast test suite (no slow/network/slurm tests)
-	$(PY) -m pytest -q $(ARGS)
+# Both cores: pytest-xdist spreads the test files over one worker per core (TEST_WORKERS=1 for a serial run).
+TEST_WORKERS ?= auto
+test: $(STAMP)  ## fast test suite (no slow/network/slurm tests), one pytest-xdist worker per core
+	$(PY) -m pytest -q -n $(TEST_WORKERS) $(ARGS)
 
-test-slow: $(STAMP)  ## only the tests marked slow
-	$(PY) -m pytest -q -m slow $(ARGS)
+test-slow: $(STAMP)  ## only the tests marked slow (long end-to-end runs), one worker per core
+	$(PY) -m pytest -q -n $(TEST_WORKERS) -m slow $(ARGS)
 
 # Starts a local single-node SLURM (needs root or sudo; apt-get installs slurm-wlm + munge the first
 # time), runs the tests marked slurm and stops the cluster again if it was not running before.

@@ -3,8 +3,8 @@ that every entry of a registry runs (a newly registered entry is tested without 
 independent references they compare against, a small SVGP problem, generated CSV tables, the CLI command.
 
 Layout: tests/unit/ checks pieces against independent references (fast); tests/integration/ trains end to end
-(runner.execute, the CLI, sweeps). Registry contracts: tests/unit/test_likelihood_contract.py (LIKELIHOODS),
-tests/unit/test_estimator_contract.py (ESTIMATORS), tests/integration/test_model_contract.py (MODELS)."""
+(runner.execute, the CLI, sweeps). Registry contracts: tests/unit/likelihoods/test_likelihood_contract.py (LIKELIHOODS),
+tests/unit/estimators/test_estimator_contract.py (ESTIMATORS), tests/integration/test_model_contract.py (MODELS)."""
 
 from __future__ import annotations
 

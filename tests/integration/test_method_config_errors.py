@@ -1,5 +1,5 @@
 """Bad method combinations are one-line ConfigErrors raised before anything is written (the end-to-end
-runs of every method: tests/integration/test_methods_run.py)."""
+runs of every method: tests/integration/test_methods_end_to_end.py)."""
 
 import pytest
 

@@ -54,7 +54,7 @@ def test_every_fig4_smoke_point_composes_and_passes_the_checks():
 
 def test_fig4_full_grid():
     """The full grid: Fig. 4's three datasets, Fig. 2's methods and sizes (every point of it composes in
-    tests/unit/test_presets.py); one point per dataset through the checks here."""
+    tests/unit/config/test_method_presets.py); one point per dataset through the checks here."""
     params = sweeper_params("sggpm_fig4")
     assert params == dict(sweeper_params("sggpm_fig2"), dataset="ucsdpeds1l,usps35,stock")
     for ds in ("ucsdpeds1l", "usps35", "stock"):

@@ -11,7 +11,7 @@ import pytest
 
 from dlm_bench.sweeps import cost_estimate as ce
 
-REPRODUCTIONS = Path(__file__).resolve().parents[2] / "docs" / "reproductions"
+REPRODUCTIONS = Path(__file__).resolve().parents[3] / "docs" / "reproductions"
 PLANNING_SECONDS = 60  # classes whose runs take longer than this are the ones a researcher plans a sweep around
 
 

@@ -14,7 +14,7 @@ import pytest
 from dlm_bench.results.contract import RunRecord, write_curve_csv, write_run_json
 from dlm_bench.results.schema import check_curve_csv, check_run_record
 
-ARCHIVES = sorted((Path(__file__).resolve().parents[2] / "docs" / "reproductions").glob("*/runs.tgz"))
+ARCHIVES = sorted((Path(__file__).resolve().parents[3] / "docs" / "reproductions").glob("*/runs.tgz"))
 
 
 @pytest.mark.skipif(not ARCHIVES, reason="no runs.tgz archives in docs/reproductions")

@@ -407,7 +407,7 @@ def test_fig1_sign_map_conditions():
     import importlib.util
     from pathlib import Path
 
-    spec = importlib.util.spec_from_file_location("fp_fig1", Path(__file__).resolve().parents[2] / "scripts/fp_fig1.py")
+    spec = importlib.util.spec_from_file_location("fp_fig1", Path(__file__).resolve().parents[3] / "scripts/fp_fig1.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     m, v = np.linspace(-5, 2, 15), np.linspace(1e-3, 10, 15)

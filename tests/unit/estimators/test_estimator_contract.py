@@ -66,7 +66,7 @@ def _ids(cases):
 def expectation(name: str, objective: str) -> str:
     kind = EXPECTATIONS.get((name, objective))
     if kind not in KINDS:
-        pytest.fail(f"estimator={name} is registered for objective={objective} but tests/unit/test_estimator_contract.py "
+        pytest.fail(f"estimator={name} is registered for objective={objective} but tests/unit/estimators/test_estimator_contract.py "
                     f"declares no expectation for the pair: add ({name!r}, {objective!r}) to EXPECTATIONS, one of {KINDS}")
     if kind == "log_mean_exp" and name not in LIMITS:
         pytest.fail(f"estimator={name} is a log_mean_exp estimator: add its L -> infinity limit to LIMITS")

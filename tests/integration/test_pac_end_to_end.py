@@ -1,5 +1,5 @@
 """paper=pac end to end through execute on boston: every method reports the PAC metrics with the
-rounded theta (bad combinations: tests/unit/test_pac_runs.py)."""
+rounded theta (bad combinations: tests/integration/test_pac_config_errors.py)."""
 
 import json
 import math

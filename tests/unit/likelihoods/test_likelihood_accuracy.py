@@ -239,10 +239,3 @@ def test_predictive_moments(name):
                    for a, b in zip(mu, var)])
     _check(SUMMARY, name, "predictive mean", mean, m1)
     _check(SUMMARY, name, "predictive variance", variance, m2 - m1**2)
-
-
-def test_print_summary():
-    """Not a check: prints the contract table collected by the tests above (run with -s)."""
-    for name, rows in SUMMARY.items():
-        for q, (n, e) in rows.items():
-            print(f"CONTRACT {name:17s} {q:28s} cases {n:4d}  max error {e:.2e}")

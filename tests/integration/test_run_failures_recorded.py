@@ -1,5 +1,5 @@
 """Runner: failures inside a run are recorded in run.json, never lost (training replaced by a stub; real
-runs: tests/integration/test_runner.py)."""
+runs: tests/integration/test_run_divergence_and_curves.py)."""
 
 import json
 

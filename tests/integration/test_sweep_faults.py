@@ -1,5 +1,5 @@
 """Sweeps and reports under faults (issue 10, sec. 4 and 5): run locks, stopping workers, reports of broken
-or ad-hoc sweeps. (Sweeps that run, dry runs, SIGTERM to a sweep: tests/integration/test_sweep_robust.py.)"""
+or ad-hoc sweeps. (Sweeps that run, dry runs, SIGTERM to a sweep: tests/integration/test_sweep_real_runs.py.)"""
 
 from __future__ import annotations
 

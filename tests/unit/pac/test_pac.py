@@ -307,7 +307,7 @@ def test_gp_synthetic_generator_is_seeded():
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[2] / "scripts" / "make_gp_synthetic.py"
+    path = Path(__file__).resolve().parents[3] / "scripts" / "make_gp_synthetic.py"
     spec = importlib.util.spec_from_file_location("make_gp_synthetic", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -1,5 +1,5 @@
 """Bad PAC combinations are one-line ConfigErrors raised before anything is written (the end-to-end PAC
-runs: tests/integration/test_pac_runs.py)."""
+runs: tests/integration/test_pac_end_to_end.py)."""
 
 import pytest
 

@@ -1,5 +1,5 @@
 """Every method runs end to end through execute on the shipped boston data (bad combinations:
-tests/unit/test_methods_run.py)."""
+tests/integration/test_method_config_errors.py)."""
 
 import json
 import math

@@ -1,6 +1,6 @@
 """Binary and count tasks on small synthetic CSV tables (no downloads): bad combinations are one-line
 ConfigErrors; the metrics against scipy on fixed marginals. (The runs themselves, every estimator through
-execute: tests/integration/test_glm_runs.py.)"""
+execute: tests/integration/test_glm_end_to_end.py.)"""
 
 
 import numpy as np
