@@ -115,7 +115,7 @@ def main():
     print(f"ordinal site, split by feature levels / whole batch (856 points)  {ord_ratio:6.2f}   ({ord_ms:.1f} ms; "
           f"no target, < 1: the split's gain)")
     print(f"1-thread / {cores}-thread wall, default run           {thread_ratio:6.2f}   (< 1: one thread is faster; "
-          f"dlm_bench/threads.py picks 1 here)")
+          f"dlm_bench/run/threads.py picks 1 here)")
 
 
 if __name__ == "__main__":

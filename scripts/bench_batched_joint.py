@@ -7,7 +7,7 @@ the batch's q(f), same state, interleaved rounds:
   BatchedBundle.loss does for whitened members since 2026-11-25);
 - GPyTorch: the batched model's VariationalStrategy call (B x M x N kernel arrays in one piece; before).
 
-Both give the same losses and gradients to rounding (asserted here; tests/unit/test_batched_blocked.py checks it
+Both give the same losses and gradients to rounding (asserted here; tests/unit/models/test_batched_blocked.py checks it
 at 1e-10). Timed in process CPU time, median over rounds. --grid times block sizes instead (how
 fast_svgp.BATCH_BLOCK_ELEMENTS was chosen).
 """

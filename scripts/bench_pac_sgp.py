@@ -6,7 +6,7 @@ thread unless --threads. Two ways to get q(f) at the training points, same model
   loss does since 2026-11-25);
 - `predict`: evaluates Kuf and diag Kff again and solves L^{-1} Kuf a second time (the loss before).
 
-Both give the same loss and gradient to rounding (checked here and by tests/unit/test_collapsed.py). Timed in
+Both give the same loss and gradient to rounding (checked here and by tests/unit/models/test_collapsed.py). Timed in
 process CPU time, median over rounds.
 """
 

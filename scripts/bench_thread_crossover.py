@@ -1,6 +1,6 @@
 """Where more threads start to pay off: ms per SVGP iteration (ELBO, full batch, float64, D=8) at 1 thread
 vs N threads over a grid of batch size B and inducing points M, interleaved, median of 3 rounds.
-dlm_bench/threads.py uses the B*M^2 at which the ratio crosses 1 (WORK_CROSSOVER). Slow for the
+dlm_bench/run/threads.py uses the B*M^2 at which the ratio crosses 1 (WORK_CROSSOVER). Slow for the
 largest sizes; choose the grid with --sizes B:M,B:M,..."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Runs `dlm-bench run trainer.max_iters=<iters>` (boston, shipped) as a subprocess, alternately with
 OMP_NUM_THREADS=1 and with DLM_BENCH_THREADS=<cores> (torch's default: one thread per core), results in a
-temporary directory; reports the median process wall time of each. dlm_bench/threads.py's rule picks
+temporary directory; reports the median process wall time of each. dlm_bench/run/threads.py's rule picks
 1 thread for this problem (B M^2 far below its crossover).
 """
 

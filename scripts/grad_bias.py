@@ -4,7 +4,7 @@ As upstream (nonconjugate/collect_gradient_demo.py): SVGP trained, fixed-hyperpa
 the full loss (beta = 0.1, KL included) w.r.t. q(u)'s mean m and Cholesky factor, uPS / bMC / smooth-bMC with
 L = 1, 10, 100. Writes <out>/grad_bias.csv (one row per parameter, estimator and reference: min/median/max of
 conditions (i) and (ii), median/mean per-repetition error ||d - g||^2, relative bias norm) and
-<out>/grad_bias_<param>_<reference>.png. See dlm_bench/gradient_bias.py for the definitions.
+<out>/grad_bias_<param>_<reference>.png. See dlm_bench/estimators/gradient_bias.py for the definitions.
 """
 
 from __future__ import annotations

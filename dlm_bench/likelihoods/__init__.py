@@ -3,7 +3,7 @@
 `gaussian` is GPyTorch's GaussianLikelihood with the metrics contract added (regression, closed forms); the
 others are in this package (one per file), all with log-space computations. Every registered class is a real
 GPyTorch likelihood (forward -> torch Distribution, marginal -> the predictive distribution) and passes
-GPyTorch's BaseLikelihoodTestCase plus our own checks (tests/unit/test_likelihood_contract.py, generated from
+GPyTorch's BaseLikelihoodTestCase plus our own checks (tests/unit/likelihoods/test_likelihood_contract.py, generated from
 this registry). `model.likelihood: null` picks DEFAULT_FOR_TASK. The contract: likelihoods/base.py.
 """
 

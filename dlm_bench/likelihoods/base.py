@@ -2,7 +2,7 @@
 and what the predictive metrics need.
 
 GPyTorch contract (checked by gpytorch.test.base_likelihood_test_case.BaseLikelihoodTestCase for every
-registered likelihood, tests/unit/test_likelihood_contract.py):
+registered likelihood, tests/unit/likelihoods/test_likelihood_contract.py):
 * `forward(f)` -> the conditional p(y|f) as a torch Distribution (Bernoulli, Poisson, StudentT, ...), so
   `likelihood(f_samples)` works; each subclass implements it.
 * `marginal(q_f)` -> the predictive p(y) = E_q(f)[p(y|f)] as a torch Distribution, so
@@ -17,11 +17,11 @@ registered likelihood, tests/unit/test_likelihood_contract.py):
   broadcasting; the estimators use it directly, it must equal `forward(f).log_prob(y)`).
   `log_prob_f_derivs(y, f)` gives d/df and d2/df2 of log p (the tilted mode's Newton steps; autograd if a
   likelihood does not override it). Every such quantity is accurate to ~1e-9 nats against a dense float64
-  grid for var / width^2 from 1e-4 to 1e4 (tests/unit/test_likelihood_accuracy.py, generated from the registry).
+  grid for var / width^2 from 1e-4 to 1e4 (tests/unit/likelihoods/test_likelihood_accuracy.py, generated from the registry).
 * `expected_log_prob_and_derivatives(y, mu, var)` -> (E_q[log p], d/dmu, d/dvar) without autograd: what the
-  LGM sites (lgm/sites.py) are built from.
+  LGM sites (fp/sites.py) are built from.
 
-Predictive metrics (dlm_bench/evaluation/predictive.py): `metrics` names the metrics this likelihood's
+Predictive metrics (dlm_bench/models/predictive_metrics.py): `metrics` names the metrics this likelihood's
 task reports, `raw_units` says whether the targets are normalised (then nll / mse get `_raw` twins),
 `predictive_log_marginal(y, mu, var)` is log p(y) for the NLL and `point_prediction(mu, var)` the point
 prediction y_hat, the `point_estimate` property of the predictive distribution (the mean; binary: the mode,
@@ -49,7 +49,7 @@ class ScalarLikelihood(gpytorch.likelihoods.Likelihood, abc.ABC):
     name = "?"
     has_exact_log_marginal = False
     has_exact_expected_log_prob = False
-    metrics: tuple[str, ...] = ("nll",)  # metric names (evaluation/predictive.py), in run.json order
+    metrics: tuple[str, ...] = ("nll",)  # metric names (models/predictive_metrics.py), in run.json order
     raw_units = False  # targets normalised: nll and mse also reported in original units (`_raw`)
     point_estimate = "mean"  # which property of marginal(q_f) point_prediction(mu, var) is: mean | mode
     tilted_centre = True  # log E_q[p]: panels around the tilted mode (likelihoods/quadrature.py log_marginal)

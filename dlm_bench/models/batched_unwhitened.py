@@ -25,7 +25,7 @@ Cholesky diagonal). The result is a gpytorch MultivariateNormal(mean, DiagLinear
 (VariationalELBO, PredictiveLogLikelihood, the quadrature / bMC estimators) read only `.mean` and `.variance`
 of q(f) -- and the KL is handed to the MLL through the strategy's kl_divergence() (FusedKLUnwhitenedStrategy),
 so the MLL and likelihood code is GPyTorch's / dlm_bench's, unchanged. Loss and every gradient equal GPyTorch's
-path to rounding: tests/unit/test_batched_fused.py (float64, 1e-10 relative; probit and Gaussian, DLM and ELBO).
+path to rounding: tests/unit/models/test_batched_fused.py (float64, 1e-10 relative; probit and Gaussian, DLM and ELBO).
 """
 
 from __future__ import annotations

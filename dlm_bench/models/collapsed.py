@@ -67,7 +67,7 @@ def collapsed_terms_blocked(Kuu, blocks, noise, alpha: float = 1.0, jitter=0.0) 
     """`collapsed_terms` with Kuf, diag Kff and y given as blocks of the N points (an iterable of (Kuf_b, kff_b, y_b),
     e.g. a generator that evaluates the kernel block by block). The same operations on each block's columns, the
     M x M products A D^-1 A^T and A D^-1 y summed over the blocks: equal to `collapsed_terms` to rounding
-    (tests/unit/test_collapsed_fast_path.py). Why: every elementwise step on an M x N array (the kernel's, lambda's,
+    (tests/unit/models/test_collapsed_fast_path.py). Why: every elementwise step on an M x N array (the kernel's, lambda's,
     the D^-1/2 scaling, and their backward) streams it through memory; on blocks of a few thousand columns it stays
     in cache (models/sgpr.py uses it for the training loss). The returned terms have A = None (no M x N matrix is
     kept); everything else is as `collapsed_terms` returns it."""

@@ -11,7 +11,7 @@ so every M x block array stays in the L2 cache, forward and backward (autograd r
 after the other, in reverse order). It returns the same MultivariateNormal(mean, diag var) that GPyTorch's
 training-mode call returns, so the MLL (VariationalELBO / PredictiveLogLikelihood / the estimators) and the
 likelihood are GPyTorch's, unchanged. The results equal GPyTorch's to rounding (the blocks sum the M x M
-gradient terms in another order): tests/unit/test_svgp_fast_path.py checks loss and gradients to 1e-10 relative.
+gradient terms in another order): tests/unit/models/test_svgp_fast_path.py checks loss and gradients to 1e-10 relative.
 
 Why bypass `VariationalStrategy.forward`: it has no way to block over the inputs (it concatenates Z and X into
 one kernel call), and blocking is what removes the memory traffic; everything it computes is computed here by

@@ -85,7 +85,7 @@ def shared_stage1_key(cfg: DictConfig) -> str | None:
 
 def pretrain_and_freeze(cfg, bundle: ModelBundle, X, y, trainer, device, dtype, store=None):
     """Stage 1 of a fixed run. Returns (TrainResult of the stage-1 model, info dict); the bundle is changed only
-    if it is ok. With a `store` (dlm_bench/pretrain.py) the stage-1 state is trained once per key and reused."""
+    if it is ok. With a `store` (dlm_bench/training/stage1_store.py) the stage-1 state is trained once per key and reused."""
     from ..training.stage1_store import pretrain_key
 
     pre_cfg = pretrain_config(cfg)

@@ -56,7 +56,7 @@ class FrozenPredictive:
     With nothing but q(u) = N(m, S) trained, L is computed once per run and A once per input tensor: the
     full-batch X is the same tensor every iteration, so A is reused; a minibatch gets its own A (from the
     cached L). Same operations as GPyTorch's training-mode forward, so the same numbers
-    (tests/unit/test_fixed_fast_path.py)."""
+    (tests/unit/models/test_fixed_fast_path.py)."""
 
     def __init__(self, model):
         self.model = model

@@ -11,7 +11,7 @@ Write d = y - m, Phi the standard normal CDF, phi its density, a = (d - eps)/s, 
   (derived here, checked against Monte Carlo; algebraically the paper's eq. 27).
 - `exp` (inverted Gaussian, l_exp, eq. 20/28): l = 1 - exp(-((y - f)/eps)^2);
   E = 1 - exp(-d^2 / (2 s^2 + eps^2)) / sqrt(1 + 2 s^2/eps^2). (Eq. 28 as printed has 2 s instead of 2 s^2
-  in the exponent; the Monte Carlo test in tests/unit/test_pac.py confirms s^2.)
+  in the exponent; the Monte Carlo test in tests/unit/pac/test_pac.py confirms s^2.)
 - `relative` (eq. 21/29 with r_pm(y) = y +- eps |y|): l = 1[f outside [y - eps|y|, y + eps|y|]];
   E = 1 - Phi((y + eps|y| - m)/s) + Phi((y - eps|y| - m)/s).
 """

@@ -3,7 +3,7 @@ the experiment(s) that reproduce it, the committed report dir(s) under docs/repr
 when not run, the paper's number (where it prints one) and ours (read from a committed report's Markdown table).
 
 `python -m dlm_bench.report.scoreboard` (`make scoreboard`) turns this into docs/reproductions/README.md;
-tests/unit/test_scoreboard.py keeps it in step with conf/experiment/*.yaml, report/specs.py SPECS and the
+tests/integration/test_scoreboard.py keeps it in step with conf/experiment/*.yaml, report/layouts.py SPECS and the
 committed reports. Edit this file when a report is committed or a status changes, then run `make scoreboard`.
 No torch here (nor in scoreboard.py): `import dlm_bench.report.scoreboard` stays light.
 """

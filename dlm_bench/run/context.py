@@ -93,7 +93,7 @@ class RunContext:
         return self._splits[dtype]
 
     def apply_threads(self, n: int, num_inducing: int | None, batch_size: int | None) -> int:
-        """The thread rule (dlm_bench/threads.py) for this run's size; recorded in run.json's train.threads."""
+        """The thread rule (dlm_bench/run/threads.py) for this run's size; recorded in run.json's train.threads."""
         self.threads = apply_threads(int(n), None if num_inducing is None else int(num_inducing), batch_size)
         return self.threads
 

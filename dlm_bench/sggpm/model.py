@@ -1,6 +1,6 @@
 """Sparse and subset-of-data (SoD) variational GGPMs (Sheth, Wang & Khardon, ICML 2015) on the LGM core.
 
-q(f_X, f_U) = p(f_X | f_U) N(f_U | m, V) (eq. 1). In the LGM notation (dlm_bench/lgm/model.py) the prior is
+q(f_X, f_U) = p(f_X | f_U) N(f_U | m, V) (eq. 1). In the LGM notation (dlm_bench/fp/model.py) the prior is
 N(m_U, K_M) on the M active-set values and the marginals (eqs. 3a-b) are
     sparse:  m_qi = m_X(x_i) + k_iM K_M^-1 (m - m_U),  v_qi = K_ii - k_iM K_M^-1 k_Mi + d_i^T V d_i,
              d_i = K_M^-1 k_Mi, i.e. a_i = m_X(x_i) - d_i^T m_U, c_i = K_ii - k_iM K_M^-1 k_Mi

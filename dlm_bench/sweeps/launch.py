@@ -43,7 +43,7 @@ def _set_threads(cfg: DictConfig) -> int:
     if cpus is None:
         cpus = max(1, (os.cpu_count() or 1) // max(1, cfg.launcher.n_jobs))
     torch.set_num_threads(cpus)
-    set_cores(cpus)  # the run then takes 1 thread or these `cpus` (dlm_bench/threads.py)
+    set_cores(cpus)  # the run then takes 1 thread or these `cpus` (dlm_bench/run/threads.py)
     return cpus
 
 
@@ -256,7 +256,7 @@ class PlannedPoint(NamedTuple):
 # Hydra composes a point in ~0.1 s (seconds on a loaded machine), too slow for a paper-size grid (thousands of
 # points) to be composed twice. plan_sweep composes once per distinct set of group choices (experiment, method,
 # dlm_data, model=...) and applies the point's value overrides (key.sub=value, seed=...) as Hydra's config loader
-# does after composing the defaults list (OmegaConf.update, merge=True); tests/integration/test_sweep_robust.py
+# does after composing the defaults list (OmegaConf.update, merge=True); tests/integration/test_sweep_real_runs.py
 # checks the result against Hydra's own composition of every point. From this many points on it reports progress.
 PROGRESS_FROM = 500
 

@@ -11,12 +11,12 @@ stage-1 settings). `PretrainStore.get_or_train` trains it once per key and keeps
 A joint run that is itself a stage-1 model (the SGPR point of a DLM regression sweep: same data, split, seed,
 ELBO at beta 1, trainer; models/fixed.py shared_stage1_key) trains through the same store, so it and the fixed
 runs' stage 1 train once. Stage 1 is deterministic given the seed (Z from a seeded numpy generator, full-batch
-or seeded minibatches), so the order in which they come does not change a number; tests/unit/test_fidelity.py
+or seeded minibatches), so the order in which they come does not change a number; tests/integration/test_dlm_fidelity.py
 checks that both ways give the same run bit for bit.
 
 The key is a hash of the stage-1 configuration (models/fixed.py pretrain_config) without what cannot change it
 (beta, the method's estimator, where results go, progress bars). Concurrent sweeps: the first to need a key
-takes `<key>/.lock` (O_CREAT | O_EXCL, dlm_bench/locks.py: a lock whose holder is gone, whose pid was reused or
+takes `<key>/.lock` (O_CREAT | O_EXCL, dlm_bench/util/locks.py: a lock whose holder is gone, whose pid was reused or
 which predates a reboot is stale and taken over), trains, and writes the files atomically (a temporary file,
 then os.replace; meta.json last, so a key with a meta.json is complete); the others wait for meta.json and load
 it. The wait is bounded (`wait_s`, default DLM_BENCH_PRETRAIN_WAIT_S or 6 h) and prints a line every

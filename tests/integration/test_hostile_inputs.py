@@ -412,7 +412,7 @@ def _without_tiny_m(args):
     return [a for a in args if a != "model.num_inducing=5"]
 
 
-# the training size is known after the split: checked right after loading (models/fit.py check_data)
+# the training size is known after the split: checked right after loading (models/plugin.py check_data)
 DATA_SIZE_ROWS = [
     Row("num_inducing_above_n", ["run", "model.num_inducing=5000", *tiny_without("model.num_inducing")], 2,
         ("model.num_inducing=5000 is larger than the training part (339 rows", "set model.num_inducing <= 339")),

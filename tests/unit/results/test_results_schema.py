@@ -1,4 +1,4 @@
-"""The results-contract checks (dlm_bench/results_schema.py) accept every record the project has written, and what
+"""The results-contract checks (dlm_bench/results/schema.py) accept every record the project has written, and what
 results.py writes now; the mistyped fields and broken curve.csv files they refuse: tests/integration/test_hostile_inputs.py."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""dlm_bench/speed_probe.py: the ratio that carries a run's seconds to another machine, and the probe itself."""
+"""dlm_bench/results/speed_probe.py: the ratio that carries a run's seconds to another machine, and the probe itself."""
 
 import torch
 

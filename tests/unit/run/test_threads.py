@@ -1,4 +1,4 @@
-"""dlm_bench/threads.py: the thread-count rule and its overrides (user OMP_NUM_THREADS > DLM_BENCH_THREADS >
+"""dlm_bench/run/threads.py: the thread-count rule and its overrides (user OMP_NUM_THREADS > DLM_BENCH_THREADS >
 explicit override > B M^2 rule)."""
 
 import pytest

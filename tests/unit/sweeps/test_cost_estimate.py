@@ -1,4 +1,4 @@
-"""The cost model of `dlm-bench sweep --estimate` (dlm_bench/cost_estimate.py) against measured wall times: the
+"""The cost model of `dlm-bench sweep --estimate` (dlm_bench/sweeps/cost_estimate.py) against measured wall times: the
 run.json archives committed under docs/reproductions (runs.tgz), each a real run with its own train.wall_s."""
 
 import json
