@@ -1,5 +1,5 @@
-"""The reproduction scoreboard: docs/reproductions/README.md, generated from the declarative table in
-scoreboard_table.py, the experiment configs (conf/experiment/*.yaml and their `report:` keys) and the committed
+"""The reproduction scoreboard: docs/reproductions/README.md, generated from the rows in
+docs/reproductions/scoreboard.yaml (read by scoreboard_table.py), the experiment configs (conf/experiment/*.yaml and their `report:` keys) and the committed
 reports (our numbers are read from their Markdown tables).
 
     python -m dlm_bench.report.scoreboard            # (re)write docs/reproductions/README.md
@@ -17,9 +17,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from .scoreboard_table import NOT_A_PAPER_FIGURE, NOT_RUN, PAPERS, REASONS, ROWS, SCRIPTS, STATUSES, Num, Row
+from .scoreboard_table import ROOT, Num, Row, Table, TableError, load
 
-ROOT = Path(__file__).resolve().parents[2]
 REPORTS = Path("docs") / "reproductions"
 OUT = REPORTS / "README.md"
 
@@ -37,18 +36,19 @@ def experiments(root: Path = ROOT) -> dict[str, str | None]:
 
 
 def spec_names() -> set[str]:
-    """Report spec names known to dlm_bench/report/specs.py (full variants)."""
+    """Report layout names known to dlm_bench/report/layouts.py (full variants)."""
     from .layouts import SPECS
 
     return {k for k in SPECS if not k.endswith("_smoke")}
 
 
-def known_items(root: Path = ROOT) -> set[str]:
+def known_items(root: Path = ROOT, table: Table | None = None) -> set[str]:
     """Everything the specs know that must have a scoreboard row: experiments, their report keys, spec names and
     the figure scripts, less the ones that are no paper figure."""
+    t = table or load(root=root)
     exps = experiments(root)
-    known = set(exps) | {v for v in exps.values() if v} | spec_names() | set(SCRIPTS)
-    return known - set(NOT_A_PAPER_FIGURE)
+    known = set(exps) | {v for v in exps.values() if v} | spec_names() | set(t.scripts)
+    return known - set(t.not_a_paper_figure)
 
 
 # --- our numbers from the committed Markdown tables -------------------------------------------------------------
@@ -106,14 +106,17 @@ def _links(row: Row) -> str:
     return ", ".join(f"[{d}]({d}/README.md)" for d in row.reports) or "-"
 
 
-def counts(rows=ROWS) -> dict[str, Counter]:
-    out = {p: Counter() for p in PAPERS}
-    for r in rows:
+def counts(table: Table | None = None) -> dict[str, Counter]:
+    t = table or load()
+    out = {p: Counter() for p in t.papers}
+    for r in t.rows:
         out[r.paper][r.status] += 1
     return out
 
 
-def render(rows=ROWS, root: Path = ROOT) -> str:
+def render(table: Table | None = None, root: Path = ROOT) -> str:
+    t = table or load(root=root)
+    rows, statuses, reasons, papers, scripts = t.rows, t.statuses, t.reasons, t.papers, t.scripts
     reports = root / REPORTS
     exps = experiments(root)
     out = [
@@ -126,29 +129,29 @@ def render(rows=ROWS, root: Path = ROOT) -> str:
         "Each report folder below holds the tables, the figure, the exact command, date, machine, wall time and a "
         "reading against the paper; partial sweeps keep their run.json archive (`runs.tgz`).",
         "",
-        "Status: **" + "**, **".join(STATUSES[:-1]) + f"**; **{STATUSES[-1]}** marks a theory table, a data-set list or "
+        "Status: **" + "**, **".join(statuses[:-1]) + f"**; **{statuses[-1]}** marks a theory table, a data-set list or "
         "the illustration of a formula. \"Claim not reproduced\" means the run was made (at the size in the note) and "
-        "the paper's claim did not show. Reasons: " + "; ".join(REASONS) + ".",
+        "the paper's claim did not show. Reasons: " + "; ".join(reasons) + ".",
         "\"Ours\" is read from the report's tables (mean ± SE over seeds) or quoted from its README.",
         "",
         "## Counts",
         "",
-        "| paper | " + " | ".join(STATUSES) + " | rows |",
-        "|---|" + "---|" * (len(STATUSES) + 1),
+        "| paper | " + " | ".join(statuses) + " | rows |",
+        "|---|" + "---|" * (len(statuses) + 1),
     ]
-    c = counts(rows)
-    for p in PAPERS:
-        out.append(f"| `{p}` | " + " | ".join(str(c[p][s]) for s in STATUSES) + f" | {sum(c[p].values())} |")
+    c = counts(t)
+    for p in papers:
+        out.append(f"| `{p}` | " + " | ".join(str(c[p][s]) for s in statuses) + f" | {sum(c[p].values())} |")
     tot = Counter()
     for v in c.values():
         tot.update(v)
-    out.append("| all | " + " | ".join(str(tot[s]) for s in STATUSES) + f" | {sum(tot.values())} |")
-    for p, (citation, _) in PAPERS.items():
+    out.append("| all | " + " | ".join(str(tot[s]) for s in statuses) + f" | {sum(tot.values())} |")
+    for p, (citation, _) in papers.items():
         out += ["", f"## `{p}`: {citation}", "",
                 "| item | what | status | reason | experiment | paper | ours | report | note |",
                 "|---|---|---|---|---|---|---|---|---|"]
         for r in (r for r in rows if r.paper == p):
-            exp = ", ".join(f"`{e}`" if e in exps else f"`{SCRIPTS.get(e, e)}`" for e in r.experiments) or "-"
+            exp = ", ".join(f"`{e}`" if e in exps else f"`{scripts.get(e, e)}`" for e in r.experiments) or "-"
             out.append("| " + " | ".join(_cell(x) for x in (
                 r.item, r.what, r.status, r.reason or "", exp, r.paper_value or "-", ours(r, reports) or "-",
                 _links(r), r.note)) + " |")
@@ -160,25 +163,27 @@ def render(rows=ROWS, root: Path = ROOT) -> str:
 
 
 # --- checks (the test calls these too) ----------------------------------------------------------------------------
-def problems(rows=ROWS, root: Path = ROOT) -> list[str]:
+def problems(table: Table | None = None, root: Path = ROOT) -> list[str]:
+    t = table or load(root=root)
+    rows, papers = t.rows, t.papers
     errs = []
     exps = experiments(root)
     covered = {e for r in rows for e in r.experiments}
     covered |= {exps[e] for e in covered if exps.get(e)}
-    for name in sorted(known_items(root) - covered):
+    for name in sorted(known_items(root, t) - covered):
         errs.append(f"{name}: known to the specs but no scoreboard row names it")
     for r in rows:
         where = f"{r.paper} {r.item}"
-        if r.paper not in PAPERS:
+        if r.paper not in papers:
             errs.append(f"{where}: unknown paper")
-        if r.status not in STATUSES:
+        if r.status not in t.statuses:
             errs.append(f"{where}: unknown status {r.status!r}")
-        if r.reason is not None and r.reason not in REASONS:
+        if r.reason is not None and r.reason not in t.reasons:
             errs.append(f"{where}: unknown reason {r.reason!r}")
-        if r.status == NOT_RUN and r.reason is None:
+        if r.status == t.not_run and r.reason is None:
             errs.append(f"{where}: not run, but no reason")
         for e in r.experiments:
-            if e not in exps and e not in SCRIPTS:
+            if e not in exps and e not in t.scripts:
                 errs.append(f"{where}: experiment {e!r} is neither conf/experiment/{e}.yaml nor a script")
         for d in r.reports:
             if not (root / REPORTS / d / "README.md").is_file():
@@ -197,12 +202,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="output file (default: ROOT/docs/reproductions/README.md)")
     ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if the file is not the generated one")
     args = ap.parse_args(argv)
-    errs = problems(root=args.root)
+    try:
+        table = load(root=args.root)
+    except TableError as exc:
+        print(f"scoreboard: {exc}", file=sys.stderr)
+        return 2
+    errs = problems(table, root=args.root)
     if errs:
         for e in errs:
             print(f"scoreboard: {e}", file=sys.stderr)
         return 2
-    text = render(root=args.root)
+    text = render(table, root=args.root)
     out = args.out or args.root / OUT
     if args.check:
         if not out.is_file() or out.read_text() != text:
@@ -211,9 +221,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"scoreboard: {out} is up to date")
         return 0
     out.write_text(text)
-    c = counts()
-    print(f"scoreboard: wrote {out} ({len(ROWS)} rows: "
-          + ", ".join(f"{s} {sum(v[s] for v in c.values())}" for s in STATUSES) + ")")
+    c = counts(table)
+    print(f"scoreboard: wrote {out} ({len(table.rows)} rows: "
+          + ", ".join(f"{s} {sum(v[s] for v in c.values())}" for s in table.statuses) + ")")
     return 0
 
 
