@@ -141,7 +141,7 @@ def test_fig6_distances_are_rms_over_the_training_range(tmp_path):
     assert "GP" not in got.index and len(fig.axes) == 2
 
 
-PAPER_TEXT = Path(os.environ.get("DLM_BENCH_PAPERS", Path(__file__).resolve().parents[3] / "shared" / "papers")) / "004_52ccf491828c8754.txt"
+PAPER_TEXT = Path(os.environ.get("DLM_BENCH_PAPERS", Path(__file__).resolve().parents[4] / "shared" / "papers")) / "004_52ccf491828c8754.txt"
 _CELL = r"(\d+\.\d{3}) \+/- (\d+\.\d{3})"  # the paper prints three decimals throughout
 PAPER_COLUMNS = ("bound", "bound_pinsker", "gibbs_train", "gibbs_test", "test_mse", "kl_over_n", "noise_var")  # B, B_Pin, R_S[train], R_S[test], MSE, KL/N, sigma^2
 
