@@ -300,7 +300,7 @@ PAC_APPF_SPECS = (
               methods=(MethodSpec("kl-PAC-GP", where(model="pac_gp", objective="pac_kl")),)),
 )
 
-PAC_TABLE3_SPECS = (  # l_exp loss, M = 500; published values: kin40k SE-ARD only (paper_values._T3_ROWS says why)
+PAC_TABLE3_SPECS = (  # l_exp loss, M = 500; published values: kin40k SE-ARD only (the docstring of paper_values.py says why)
     TableSpec("table3", by=("dataset", "ard", "num_inducing", "pac_loss"), metrics=PAC_METRICS, methods=PAC_SPARSE_METHODS),
     TableSpec("table3_ard", by=("dataset", "ard"), metrics=PAC_METRICS, methods=PAC_SPARSE_METHODS,
               reference=PAC_TABLE3),
