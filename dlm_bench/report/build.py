@@ -20,13 +20,17 @@ from .layouts import (
     SweepFigureSpec,
     TableSpec,
     specs_for,
+    swept_columns,
 )
 from .predictive import make_predictive_figure, write_predictive_comparison
 from .tables import SERIES, apply_methods, fmt_cell, mean_se, pivot_for_markdown, to_markdown
 
 
 def missing_points(df: pd.DataFrame, by: list[str]) -> list[str]:
-    """Cells with fewer seeds than the fullest cell, and runs that did not finish ok."""
+    """Runs that did not finish ok, and cells (a value of each column of `by`) whose ok runs lack a seed that some
+    other run of the experiment has: "2 of 3 seeds (missing seed 1)". Comparing with the union of the seeds, not
+    with the count of the fullest cell, also finds cells that hold as many seeds as the fullest but other ones
+    ({0, 1} next to {1, 2}), and names what is missing instead of a bare count."""
     notes = []
     bad = df[df["status"] != "ok"]
     for r in bad.itertuples(index=False):
@@ -34,13 +38,25 @@ def missing_points(df: pd.DataFrame, by: list[str]) -> list[str]:
     ok = df[df["status"] == "ok"]
     if ok.empty:
         return notes
-    seeds = ok.groupby(by, dropna=False)["seed"].nunique()
-    full = seeds.max()
-    for key, n in seeds.items():
-        if n < full:
+    every = set(df["seed"])
+    for key, have in ok.groupby(by, dropna=False)["seed"].agg(set).items():
+        lack = sorted(every - have)
+        if lack:
             key = key if isinstance(key, tuple) else (key,)
-            notes.append(f"{dict(zip(by, key))}: {n} of {full} seeds")
+            notes.append(f"{dict(zip(by, key))}: {len(have)} of {len(every)} seeds "
+                         f"(missing seed{'s' if len(lack) > 1 else ''} {', '.join(map(str, lack))})")
     return notes
+
+
+CELL = ["dataset", "method", "beta", "train_size"]
+
+
+def cell_columns(df: pd.DataFrame) -> list[str]:
+    """The columns that make a cell of seeds: CELL, and each swept setting that splits one of its cells further
+    (num_inducing swept at one beta); settings that do not change results (layouts.NO_EFFECT) never do."""
+    base = [c for c in CELL if c in df]
+    groups = df.astype({c: str for c in base}).groupby(base, dropna=False)
+    return base + [c for c in swept_columns(df) if groups[c].nunique(dropna=False).max() > 1]
 
 
 def _key(values) -> tuple:
@@ -91,14 +107,39 @@ def build_report(dirs, out: Path, paper: str | None = None) -> dict:
     be written (checked first, and again for every file written)."""
     for d in dirs:
         check_input(d)
-    out = writable_out(out)
+    created = _missing_folders(Path(out))
     try:
+        out = writable_out(out)
         return _build(dirs, out, paper)
-    except ReportError:
-        raise
-    except OSError as err:  # disk full, read-only remount, ... while writing
+    except OSError as err:  # disk full, read-only remount, ... while writing (a ReportError is one already)
+        _remove_if_empty(created)
+        if isinstance(err, ReportError):
+            raise
         where = err.filename or out
         raise ReportError(f"cannot write the report to {out}: {err.strerror or err} ({where})") from None
+    except BaseException:
+        _remove_if_empty(created)
+        raise
+
+
+def _missing_folders(out: Path) -> list[Path]:
+    """`out` and those of its parents that do not exist yet (what writable_out will create), innermost first."""
+    missing = []
+    for p in (out, *out.parents):
+        if p.exists() or p.is_symlink():
+            break
+        missing.append(p)
+    return missing
+
+
+def _remove_if_empty(folders: list[Path]) -> None:
+    """A report that stopped (no usable run, an unwritable file, Ctrl-C) leaves no empty folder it created;
+    a folder that holds anything stays."""
+    for p in folders:
+        try:
+            p.rmdir()
+        except OSError:
+            return
 
 
 def _build(dirs, out: Path, paper: str | None) -> dict:
@@ -115,7 +156,7 @@ def _build(dirs, out: Path, paper: str | None) -> dict:
     made = {"results": [out / "results.parquet"], "tables": [], "figures": [], "missing": [], "skipped": skipped,
             "skipped_curves": bad_curves, "not_drawn": []}
     for experiment, sub in df.groupby("experiment", sort=True):
-        made["missing"] += [f"[{experiment}] {m}" for m in missing_points(sub, ["dataset", "method", "beta", "train_size"])]
+        made["missing"] += [f"[{experiment}] {m}" for m in missing_points(sub, cell_columns(sub))]
         for spec in specs_for(experiment, sub):
             stem = out / f"{experiment}_{spec.name}"
             if isinstance(spec, TableSpec):

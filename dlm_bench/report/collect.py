@@ -127,11 +127,17 @@ def collect_runs(dirs, bad_curves: list | None = None) -> tuple[pd.DataFrame, li
         except ValueError as err:  # run.json is replaced atomically, so a broken one stays broken
             skipped.append((path, f"not valid JSON ({str(err).splitlines()[0]})"))
             continue
-        why = check_record(rec)
+        except RecursionError:  # [[[[... or {"a": {"a": ... nested deeper than the parser's stack allows
+            skipped.append((path, "nested too deeply to be a run record"))
+            continue
+        try:
+            why = check_record(rec)
+            row = None if why else flatten(rec, path)
+        except RecursionError:  # parsed, but a config too deep to walk
+            why = "nested too deeply to be a run record"
         if why:
             skipped.append((path, why))
             continue
-        row = flatten(rec, path)
         curve = path.parent / "curve.csv"
         problem = check_curve_csv(curve, rec.get("model")) if curve.is_file() else None
         row["curve_ok"] = problem is None  # False: breaks the contract, not drawn (a missing one is just absent)

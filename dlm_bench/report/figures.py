@@ -85,7 +85,8 @@ def make_curve_figure(df: pd.DataFrame, spec):
                     continue
                 if spec.metric in c and spec.x in c:
                     xy = c[[spec.x, spec.metric]].apply(pd.to_numeric, errors="coerce").dropna()
-                    curves.append(xy.assign(seed=seed))
+                    if not xy.empty:  # e.g. a metric column of text ("abc"): nothing of it to draw
+                        curves.append(xy.assign(seed=seed))
             if not curves:
                 continue
             agg = mean_se(pd.concat(curves), [spec.x], (spec.metric,)).sort_values(spec.x)
@@ -106,8 +107,8 @@ def make_curve_figure(df: pd.DataFrame, spec):
 
 def make_sweep_figure(df: pd.DataFrame, spec):
     """SweepFigureSpec: one panel per metric; x = the swept column (numeric axis, log when it spans more than
-    two decades, else categorical), one line per combination of the other swept columns; error bars are the
-    standard error over seeds."""
+    two decades, else categorical), one series per combination of the other swept columns (a line on a numeric
+    axis, points on a categorical one); error bars are the standard error over seeds."""
     ok = df[df["status"] == "ok"]
     fig, axes = plt.subplots(1, len(spec.metrics), figsize=(4.4 * len(spec.metrics), 3.6), squeeze=False)
     xs = pd.to_numeric(ok[spec.x], errors="coerce")
@@ -118,21 +119,25 @@ def make_sweep_figure(df: pd.DataFrame, spec):
         cats = sorted(ok[spec.x].astype(str).unique())
         data = ok.assign(_x=ok[spec.x].astype(str).map({c: i for i, c in enumerate(cats)}).astype(float))
     others = list(spec.others)
-    groups = data.groupby([data[c].astype(str) for c in others], sort=True) if others else [((), data)]
+    groups = list(data.groupby([data[c].astype(str) for c in others], sort=True)) if others else [((), data)]
+    # a categorical axis has no order between its values: points (side by side per group), no joining line
+    dodge = 0.0 if numeric else min(0.15, 0.6 / len(groups))
     for j, metric in enumerate(spec.metrics):
         ax = axes[0][j]
-        for key, rows in groups:
+        for g, (key, rows) in enumerate(groups):
             key = key if isinstance(key, tuple) else (key,)
             label = ", ".join(f"{c[len('cfg.'):]}={v}" for c, v in zip(others, key)) or None
             agg = mean_se(rows, ["_x"], (metric,)).sort_values("_x")
             if agg.empty or agg["mean"].isna().all():
                 continue
-            ax.errorbar(agg["_x"].to_numpy(float), agg["mean"].to_numpy(float), yerr=agg["se"].fillna(0.0).to_numpy(float),
-                        label=label, marker="o", markersize=4, capsize=3)
+            x = agg["_x"].to_numpy(float) + (g - (len(groups) - 1) / 2) * dodge
+            ax.errorbar(x, agg["mean"].to_numpy(float), yerr=agg["se"].fillna(0.0).to_numpy(float), label=label,
+                        marker="o", markersize=4, capsize=3, linestyle="-" if numeric else "none")
         if numeric and (xs > 0).all() and xs.max() / xs.min() >= 100:
             ax.set_xscale("log")
         if not numeric:
             ax.set_xticks(range(len(cats)), cats, rotation=30 if max(map(len, cats)) > 6 else 0)
+            ax.set_xlim(-0.5, len(cats) - 0.5)
         ax.set_xlabel(spec.x[len("cfg."):])
         ax.set_ylabel(metric)
         _grid_and_legend(ax, legend=j == 0, fontsize=7)

@@ -300,7 +300,7 @@ PAC_APPF_SPECS = (
               methods=(MethodSpec("kl-PAC-GP", where(model="pac_gp", objective="pac_kl")),)),
 )
 
-PAC_TABLE3_SPECS = (  # l_exp loss, M = 500; published values: kin40k SE-ARD only (paper_values._T3_ROWS says why)
+PAC_TABLE3_SPECS = (  # l_exp loss, M = 500; published values: kin40k SE-ARD only (the docstring of paper_values.py says why)
     TableSpec("table3", by=("dataset", "ard", "num_inducing", "pac_loss"), metrics=PAC_METRICS, methods=PAC_SPARSE_METHODS),
     TableSpec("table3_ard", by=("dataset", "ard"), metrics=PAC_METRICS, methods=PAC_SPARSE_METHODS,
               reference=PAC_TABLE3),
@@ -386,14 +386,25 @@ def specs_for(experiment: str, df) -> tuple:
 
 
 NOT_SWEPT = ("cfg.seed", "cfg.experiment", "cfg.paper")  # seeds are replicates, not a swept setting
+# Settings that say where or how a run ran, not what it computed: they never split a series, a facet or a cell,
+# even when two runs differ in them (a sweep forces trainer.progress=lines; single runs keep auto). The same
+# settings run/naming.run_name leaves out of a run's name (tests/unit/test_report.py checks that each of these
+# leaves the name unchanged); launcher (threads: launcher.cpus), resume, results_dir and run_dir are not even
+# collected (collect.CONFIG_SKIP).
+NO_EFFECT = ("cfg.trainer.progress", "cfg.report", "cfg.objective.beta_batch")
+
+
+def result_settings(columns) -> list[str]:
+    """The config columns among `columns` that can change a result: cfg.* less NOT_SWEPT and NO_EFFECT."""
+    return [c for c in columns if c.startswith("cfg.") and c not in NOT_SWEPT and c not in NO_EFFECT]
 
 
 def swept_columns(df) -> list[str]:
-    """Config columns that take more than one value among the ok runs; of columns that vary together
-    (method=... sets several keys) only the shortest name is kept."""
+    """Config columns that can change a result and take more than one value among the ok runs; of columns that
+    vary together (method=... sets several keys) only the shortest name is kept."""
     ok = df[df["status"] == "ok"] if "status" in df else df
     groups: dict[tuple, str] = {}
-    for col in sorted((c for c in ok.columns if c.startswith("cfg.") and c not in NOT_SWEPT), key=lambda c: (len(c), c)):
+    for col in sorted(result_settings(ok.columns), key=lambda c: (len(c), c)):
         values = ok[col].astype(str)
         if values.nunique() < 2:
             continue

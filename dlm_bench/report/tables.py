@@ -43,7 +43,7 @@ def mean_se(df: pd.DataFrame, by: list[str], metrics: tuple[str, ...]) -> pd.Dat
             n = len(v)
             se = v.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan
             rows.append({**dict(zip(by, key)), "metric": metric, "mean": v.mean() if n else np.nan, "se": se, "n": n})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=[*by, "metric", "mean", "se", "n"])  # the columns even when empty
 
 
 def fmt_cell(mean: float, se: float) -> str:

@@ -157,11 +157,15 @@ def dropped_field(key):
     return setup
 
 
-def curve_runs(bad_curve: str):
-    """Learning-curve runs (dlm_supp_fig15 draws curve.csv): seed 0 good, seed 1 with `bad_curve`."""
+GOOD_CURVE = "iteration,wall_s,loss,test_nll\n1,0.1,3,0.9\n2,0.2,2.5,0.8\n"
+TEXT_CURVE = "iteration,wall_s,loss,test_nll\n1,abc,xyz,abc\n2,abc,xyz,xyz\n"  # within the contract, nothing to draw
+
+
+def curve_runs(bad_curve: str, first: str = GOOD_CURVE):
+    """Learning-curve runs (dlm_supp_fig15 draws curve.csv): seed 0 with `first` (good), seed 1 with `bad_curve`."""
     def setup(ctx):
         root = ctx["tmp"] / "res"
-        for seed, curve in ((0, "iteration,wall_s,loss,test_nll\n1,0.1,3,0.9\n2,0.2,2.5,0.8\n"), (1, bad_curve)):
+        for seed, curve in ((0, first), (1, bad_curve)):
             write_run(root, f"curve{seed}", record(experiment="dlm_supp_fig15", objective="dlm", beta=0.1, seed=seed,
                                                    metrics={"test_nll": 0.8, "test_mse": 0.2}), curve)
     return setup
@@ -538,6 +542,12 @@ REPORT_ROWS = (
         ("empty", "", "empty file (no header)"),
         ("duplicate", "iteration,loss,loss\n1,2,3\n", "duplicate column(s) loss"),
     ]]
+    # a curve.csv within the contract whose metric values are text: kept, nothing to draw (was KeyError: 'iteration')
+    + [Row("report_curve_text_values", REPORT, 0, ("report: 2 runs (2 ok)",),
+           ("KeyError", "Skipped curve.csv files\n\n(their runs are in the tables; their curves are not drawn)\n\n-"),
+           curve_runs(TEXT_CURVE, TEXT_CURVE)),
+       Row("report_run_json_nested_100000_deep", REPORT, 0, ("report: 2 runs", SKIPPED, "nested too deeply"),
+           setup=bad_run_text("[" * 100_000 + "]" * 100_000))]
     + [Row("report_no_usable_run", REPORT, 2, ("no usable run.json", "seed is 'abc'"), setup=only_bad),
        Row("report_no_such_dir", ["report", "{tmp}/nope"], 2, ("no such results directory",)),
        Row("report_dev_zero", ["report", "/dev/zero"], 2, ("/dev/zero is not a results directory",)),
@@ -625,6 +635,8 @@ def test_hostile_input(row, fx, sleeper, tmp_path, capsys, monkeypatch):
         rec = json.loads(written.read_text())
         assert check_run_record(rec) is None and rec["status"] == "ok"
         assert check_curve_csv(written.parent / "curve.csv", rec["model"]) is None
+    if args[0] == "report" and row.code == 2:  # a report that stopped leaves no empty folder it made
+        assert not [p for p in set(tmp_path.rglob("*")) - before if p.is_dir() and not any(p.iterdir())]
     if row.code == 2:
         lines = out.err.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("dlm-bench: error: "), out.err

@@ -2,6 +2,9 @@
 values, and the 1-D predictive figure."""
 
 import json
+import os
+import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -136,3 +139,28 @@ def test_fig6_distances_are_rms_over_the_training_range(tmp_path):
     assert got.loc["FITC", "mean RMS to GP"] == pytest.approx((5 / 3) ** 0.5)
     assert got.loc["FITC", "sd RMS to FITC"] == 0.0
     assert "GP" not in got.index and len(fig.axes) == 2
+
+
+PAPER_TEXT = Path(os.environ.get("DLM_BENCH_PAPERS", Path(__file__).resolve().parents[4] / "shared" / "papers")) / "004_52ccf491828c8754.txt"
+_CELL = r"(\d+\.\d{3}) \+/- (\d+\.\d{3})"  # the paper prints three decimals throughout
+PAPER_COLUMNS = ("bound", "bound_pinsker", "gibbs_train", "gibbs_test", "test_mse", "kl_over_n", "noise_var")  # B, B_Pin, R_S[train], R_S[test], MSE, KL/N, sigma^2
+
+
+@pytest.mark.skipif(not PAPER_TEXT.is_file(), reason="the paper text (shared/papers, or DLM_BENCH_PAPERS) is not on this machine")
+def test_table1_csv_is_the_papers_table1():
+    """Every cell of paper_values.csv's pac_table1 (means and SEs) against Table 1 as printed in the paper's text: the
+    text's rows are '[boston] [epsilon] method' then seven 'mean +/- se' cells."""
+    from dlm_bench.report.paper_values import PAC_TABLE1
+
+    text = PAPER_TEXT.read_text()
+    block = text[text.index("Table 1: Evaluation of full GP models"):text.index("Table 2: Evaluation of sparse GP")]
+    printed, eps = {}, None
+    for line in block.splitlines():
+        m = re.match(r"^(?:boston )?(?:(\d\.\d) )?(kl-PAC-GP|sqrt-PAC-GP|full-GP) ((?:" + _CELL + r" ?){7})", line)
+        if not m:
+            continue
+        eps = float(m.group(1)) if m.group(1) else eps
+        cells = [(float(a), float(b)) for a, b in re.findall(_CELL, m.group(3))]
+        printed[("boston", eps, m.group(2))] = dict(zip(PAPER_COLUMNS, cells))
+    assert len(printed) == 15
+    assert printed == PAC_TABLE1

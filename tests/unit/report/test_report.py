@@ -1,6 +1,7 @@
 """Report: tables against hand-computed mean / standard error, selection, figure structure."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -152,3 +153,149 @@ def test_collect_flattens_config_for_filtering(tmp_path):
     df = collect([tmp_path])
     assert df["cfg.estimator.num_samples"].dropna().tolist() == [10]
     assert not any(c.startswith("cfg.launcher") for c in df.columns)
+
+
+# --- issue 58: reports that mislead, internal errors, leftovers ------------------------------------------------
+def _mixed_runs(root, progress_by_seed, objectives=("elbo", "dlm")):
+    """An ad-hoc folder: runs of `objectives` at beta = 1; seed s ran with trainer.progress=progress_by_seed[s]
+    (single runs keep auto, a sweep forces lines); test_nll = 1 (elbo) / 0.5 (dlm) + 0.1 seed."""
+    for objective in objectives:
+        for seed, progress in progress_by_seed.items():
+            rec = {"schema": 1, "status": "ok", "error": None, "paper": "dlm", "experiment": "default",
+                   "dataset": "boston", "task": "regression", "model": "svgp", "objective": objective,
+                   "estimator": "exact", "likelihood": "gaussian", "beta": 1.0, "seed": seed, "split": "dlm_regression",
+                   "train_size": 339, "num_inducing": 50, "hyperparameters": "joint",
+                   "metrics": {"test_nll": (1.0 if objective == "elbo" else 0.5) + 0.1 * seed, "test_mse": 0.2},
+                   "train": {"iterations": 20}, "env": {"git": "abc"},
+                   "config": {"objective": {"name": objective, "beta": 1.0, "beta_batch": seed == 2},
+                              "trainer": {"progress": progress, "max_iters": 20}, "seed": seed,
+                              "report": None if progress == "auto" else "default"}}
+            d = root / "default" / f"{objective}_{seed}"
+            d.mkdir(parents=True)
+            (d / "run.json").write_text(json.dumps(rec))
+
+
+def test_settings_that_do_not_change_results_never_split_a_series(tmp_path):
+    """Single runs (progress=auto) next to an ad-hoc sweep (progress=lines, report key set, beta_batch): only
+    objective.name is swept; DLM at beta = 1 is one series whose mean is over all three seeds."""
+    from dlm_bench.report.figures import make_sweep_figure
+    from dlm_bench.report.layouts import default_specs, swept_columns
+
+    _mixed_runs(tmp_path, {0: "auto", 1: "auto", 2: "lines"})
+    df = collect([tmp_path])
+    assert swept_columns(df) == ["cfg.objective.name"]
+    names = [s.name for s in default_specs(df)]
+    assert names == ["summary", "sweep_objective-name"]
+    fig = make_sweep_figure(df, default_specs(df)[1])
+    (line,) = fig.axes[0].containers  # one series, no trainer.progress=... split
+    assert list(line.lines[0].get_ydata()) == pytest.approx([0.5 + 0.1, 1.0 + 0.1])  # dlm, elbo: mean of seeds 0-2
+
+
+def test_the_settings_left_out_of_series_are_left_out_of_run_names():
+    """layouts.NO_EFFECT is the report's side of run/naming.run_name: changing any of those settings gives the same
+    run name, i.e. the same result (and a setting that does change results, num_inducing, changes the name)."""
+    from dlm_bench.cli import compose_config
+    from dlm_bench.report.layouts import NO_EFFECT
+    from dlm_bench.run.naming import run_name
+
+    other = {"cfg.trainer.progress": "trainer.progress=lines", "cfg.report": "report=dlm_demo",
+             "cfg.objective.beta_batch": "objective.beta_batch=true"}
+    assert set(other) == set(NO_EFFECT)
+    base = run_name(compose_config([]))
+    for col, override in other.items():
+        assert run_name(compose_config([override])) == base, col
+    assert run_name(compose_config(["model.num_inducing=7"])) != base
+
+
+def test_a_categorical_axis_is_drawn_as_points_not_a_joined_line(tmp_path):
+    from dlm_bench.report.figures import make_sweep_figure
+    from dlm_bench.report.layouts import SweepFigureSpec
+
+    _mixed_runs(tmp_path, {0: "auto", 1: "auto"})
+    df = collect([tmp_path])
+    fig = make_sweep_figure(df, SweepFigureSpec("s", x="cfg.objective.name", metrics=("test_nll",)))
+    (c,) = fig.axes[0].containers
+    assert c.lines[0].get_linestyle() == "None" and c.lines[0].get_marker() == "o"
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["dlm", "elbo"]
+    # numeric x keeps its line
+    fig = make_sweep_figure(df, SweepFigureSpec("s", x="cfg.trainer.max_iters", metrics=("test_nll",)))
+    assert fig.axes[0].containers[0].lines[0].get_linestyle() == "-"
+
+
+def test_missing_seed_notes_compare_with_every_seed_of_the_experiment(tmp_path):
+    """elbo has seeds {0, 1}, dlm {1, 2}: the same count, but each lacks one seed the other has. The note names it."""
+    from dlm_bench.report.build import cell_columns, missing_points
+
+    write_runs(tmp_path, skip={("elbo", b, 2) for b in BETAS} | {("dlm", b, 0) for b in BETAS})
+    df = collect([tmp_path])
+    notes = missing_points(df, cell_columns(df))
+    assert len(notes) == 6  # 2 methods x 3 betas
+    assert "{'dataset': 'boston', 'method': 'svgp-elbo', 'beta': 0.1, 'train_size': 339}: 2 of 3 seeds (missing seed 2)" in notes
+    assert "{'dataset': 'boston', 'method': 'svgp-dlm', 'beta': 10.0, 'train_size': 339}: 2 of 3 seeds (missing seed 0)" in notes
+
+
+def test_missing_seed_cells_split_by_a_swept_setting_only_where_it_splits(tmp_path):
+    """A swept setting that varies within (dataset, method, beta, train_size) makes its own cells; one that does
+    not (objective.name, a function of method) is left out of the note."""
+    from dlm_bench.report.build import cell_columns
+
+    write_runs(tmp_path)
+    df = collect([tmp_path])
+    df["cfg.objective.name"] = df["objective"]
+    df["cfg.model.num_inducing"] = [10 if s < 2 else 20 for s in df["seed"]]
+    assert cell_columns(df) == ["dataset", "method", "beta", "train_size", "cfg.model.num_inducing"]
+
+
+def test_a_curve_with_text_values_is_not_drawn_and_the_report_finishes(tmp_path):
+    """curve.csv whose metric values are text (abc): the report used to stop with KeyError: 'iteration'."""
+    from dlm_bench.report.figures import make_curve_figure
+    from dlm_bench.report.layouts import CurveSpec
+
+    write_runs(tmp_path / "res", experiment="dlm_supp_fig15")
+    df = collect([tmp_path / "res"])
+    for run_dir in df.run_dir:
+        (Path(run_dir) / "curve.csv").write_text("iteration,wall_s,loss,test_nll\n1,abc,xyz,abc\n2,abc,xyz,xyz\n")
+    fig = make_curve_figure(df[df.beta == 1.0], CurveSpec("c", metric="test_nll"))
+    assert [t.get_text() for t in fig.axes[0].texts] == ["no test_nll curve:\nits runs have no curve.csv"]
+    assert list(mean_se(pd.DataFrame({"x": [], "m": []}), ["x"], ("m",)).columns) == ["x", "metric", "mean", "se", "n"]
+    made = build_report([tmp_path / "res"], tmp_path / "out")
+    assert made["runs"] == 18
+
+
+def test_a_run_json_nested_too_deeply_is_skipped_with_one_line(tmp_path):
+    from dlm_bench.report.collect import collect_runs
+
+    write_runs(tmp_path)
+    (tmp_path / "deep").mkdir()
+    (tmp_path / "deep" / "run.json").write_text("[" * 100_000 + "]" * 100_000)
+    (tmp_path / "deepdict").mkdir()
+    (tmp_path / "deepdict" / "run.json").write_text('{"a": ' * 100_000 + "1" + "}" * 100_000)
+    df, skipped = collect_runs([tmp_path])
+    assert len(df) == 18
+    assert sorted((p.parent.name, why) for p, why in skipped) == [
+        ("deep", "nested too deeply to be a run record"), ("deepdict", "nested too deeply to be a run record")]
+
+
+@pytest.mark.parametrize("out", ["report", "a/b/c"])
+def test_a_report_that_finds_nothing_leaves_no_folder(tmp_path, out):
+    from dlm_bench.report.collect import ReportError
+
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ReportError, match="no usable run.json"):
+        build_report([tmp_path / "empty"], tmp_path / "empty" / out)
+    assert list((tmp_path / "empty").iterdir()) == []
+
+
+def test_a_stopped_report_keeps_a_folder_that_was_there(tmp_path):
+    from dlm_bench.report.collect import ReportError
+
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "notes.txt").write_text("mine")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ReportError):
+        build_report([tmp_path / "empty"], tmp_path / "out")
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["notes.txt"]
+    (tmp_path / "out2").mkdir()
+    with pytest.raises(ReportError):
+        build_report([tmp_path / "empty"], tmp_path / "out2")
+    assert (tmp_path / "out2").is_dir()  # existed before: not ours to remove
