@@ -34,7 +34,7 @@ def _put(root: Path, spec_name: str, index: int, data: bytes) -> None:
 def _load(name: str, n: int, root: Path, serve, monkeypatch):
     monkeypatch.setenv("DLM_BENCH_MIRROR", serve(root))
     # generated files in the upstream format: the registry's sha256 pins (a9a, MNIST) belong to the real files
-    unpinned = tuple(dataclasses.replace(f, sha256=None) for f in get_spec(name).files)
+    unpinned = tuple(dataclasses.replace(f, known_hash=None) for f in get_spec(name).files)
     spec = dataclasses.replace(get_spec(name), shape=(n, get_spec(name).shape[1]), files=unpinned)
     return load_spec(spec)
 
