@@ -257,14 +257,22 @@ def test_mnist_idx(name, tmp_path, cache, serve, monkeypatch):
 
 @pytest.mark.parametrize("direction", [0, 1, 2])
 def test_peds1_feats_mat(direction, tmp_path, cache, serve, monkeypatch):
+    """Laid out like the real archive: ucsdpeds_feats.zip holds ucsdpeds_feats/features/Peds1_feats.mat (public
+    MATLAB code loads that path), with cnt{1}, cnt{2} the two directions and cnt{3} their total."""
     n = 9
     fv = np.empty((1, 3), dtype=object)
     cnt = np.empty((1, 3), dtype=object)
-    for j in range(3):
+    for j in range(2):
         fv[0, j] = RNG.normal(size=(30, n)) + j
         cnt[0, j] = RNG.integers(0, 40, (1, n)).astype(float)
+    fv[0, 2] = RNG.normal(size=(30, n)) + 2
+    cnt[0, 2] = cnt[0, 0] + cnt[0, 1]
     name = f"peds1_dir{direction}"
-    _put(tmp_path, name, 0, _zip({"Peds1_feats.mat": _mat(fv=fv, cnt=cnt, dirs=np.array(["away", "towards", "total"]))}))
+    member = "ucsdpeds_feats/features/Peds1_feats.mat"
+    assert get_spec(name).files[0].members == (member,)
+    _put(tmp_path, name, 0, _zip({member: _mat(fv=fv, cnt=cnt, dirs=np.array(["away", "towards", "total"]))}))
     ds = _load(name, n, tmp_path, serve, monkeypatch)
     np.testing.assert_allclose(ds.X, fv[0, direction].T)
     np.testing.assert_array_equal(ds.y, cnt[0, direction].ravel())
+    if direction == 2:  # the third column is the total of the two directions, not a third direction
+        np.testing.assert_array_equal(ds.y, cnt[0, 0].ravel() + cnt[0, 1].ravel())
