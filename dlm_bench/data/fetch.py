@@ -27,6 +27,7 @@ import time
 import zipfile
 from email.utils import parsedate_to_datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 from typing import Optional, Union
 
 import pooch
@@ -41,7 +42,7 @@ TIMEOUT_S = 60
 MAX_RETRY_AFTER_S = 300  # a longer Retry-After is reported instead of waited for
 ANNOUNCE_MB = 100  # the size is printed before any download larger than this
 RESUME_MIN_BYTES = 100 * 10**6  # an interrupted transfer at least this large is kept in <cache>/.partial to resume
-CHUNK = 1 << 20
+CHUNK = 1 << 16  # read size: an interrupted transfer keeps every whole chunk it received
 PARTIAL = ".partial"
 pooch.get_logger().setLevel("WARNING")  # its INFO lines would clutter the CLI
 
@@ -90,6 +91,14 @@ def source_of(rf: RemoteFile) -> str:
     if not m:
         return rf.url
     if _is_url(m):
+        try:
+            parts = urlsplit(m)
+        except ValueError as exc:
+            raise DatasetError(f"DLM_BENCH_MIRROR={m!r} is not a usable URL ({exc}); give http(s)://HOST/PATH "
+                               "or a local directory") from None
+        if parts.scheme in ("http", "https", "ftp") and not parts.netloc:
+            raise DatasetError(f"DLM_BENCH_MIRROR={m!r} is not a usable URL (no host); give http(s)://HOST/PATH "
+                               "or a local directory")
         return m.rstrip("/") + "/" + rf.mirror_path
     return str(Path(m).expanduser() / rf.mirror_path)
 
@@ -382,6 +391,20 @@ def _download(rf: RemoteFile, url: str, dest: Path, progress: bool) -> None:
         if part.exists() and (total or 0) < RESUME_MIN_BYTES:
             part.unlink()
         raise
+    finally:
+        _prune_empty(part.parent, cache_dir() / PARTIAL)
+
+
+def _prune_empty(d: Path, top: Path) -> None:
+    """Remove empty folders from `d` up to and including `top` (no empty .partial tree left behind)."""
+    while True:
+        try:
+            d.rmdir()
+        except OSError:
+            return
+        if d == top:
+            return
+        d = d.parent
 
 
 def _extract_member(rf: RemoteFile, zpath: Path, dest: Path) -> None:
