@@ -18,6 +18,10 @@ EXPECTED = {
     "thyroid": (3772, 6), "abalone": (4177, 9), "ucsdpeds1l": (4000, 30), "flares": (1065, 24),
     "stock": (950, 9), "bank": (8192, 32), "boston_savigp": (5 * 506, 13), "creep_savigp": (2066, 30),
     "abalone_savigp": (4177, 10), "usps479": (5 * 2465, 256),
+    # the copies added for issue 54 (SOURCE.txt: musk verbatim; madelon rebuilt, madelon.t verbatim; cpusmall
+    # CRLF->LF; space_ga converted)
+    "musk": (6598, 166), "madelon": (2000, 500), "madelon_fp": (2600, 500), "cpusmall": (8192, 12),
+    "space_ga": (3107, 6),
 }
 
 
@@ -86,3 +90,19 @@ def test_shipped_boston_and_snelson_match_offline_copies(shared_data, cache):
     assert s.X.shape == (200, 1)
     np.testing.assert_array_equal(s.y, np.loadtxt(shared_data / "snelson/gpflow/snelson_train_outputs.dat"))
     assert not cache.exists()  # shipped data never touches the cache
+
+
+def test_new_mirror_copies_contents(shared_data, cache, monkeypatch):
+    """UCI / NIPS 2003 / Delve facts typed in here: musk v2 has 1017 musks of 6598; madelon 1000/1000 and
+    madelon.t 300/300 labels, integer features; cpusmall and space_ga have no missing feature."""
+    monkeypatch.setenv("DLM_BENCH_MIRROR", str(shared_data))
+    musk = load_dataset("musk")
+    assert musk.y.sum() == 1017 and set(np.unique(musk.y)) == {0.0, 1.0}
+    assert (musk.X == np.round(musk.X)).all()
+    mad = load_dataset("madelon_fp")
+    assert mad.y[:2000].sum() == 1000 and mad.y[2000:].sum() == 300
+    assert (mad.X == np.round(mad.X)).all() and mad.X.min() >= 0 and mad.X.max() <= 999
+    cpu = load_dataset("cpusmall")
+    assert (cpu.X != 0).any(axis=0).all() and cpu.y.min() >= 0 and cpu.y.max() <= 99  # usr: % CPU time
+    space = load_dataset("space_ga")
+    assert (space.X != 0).all() and np.isfinite(space.y).all()
