@@ -276,3 +276,26 @@ def test_peds1_feats_mat(direction, tmp_path, cache, serve, monkeypatch):
     np.testing.assert_array_equal(ds.y, cnt[0, direction].ravel())
     if direction == 2:  # the third column is the total of the two directions, not a third direction
         np.testing.assert_array_equal(ds.y, cnt[0, 0].ravel() + cnt[0, 1].ravel())
+
+
+def test_sarcos_dedup_drops_exact_duplicates_before_splitting(tmp_path, cache, serve, monkeypatch):
+    """A fixture shaped like GPML's files (sarcos_inv 28 columns, sarcos_inv_test = some training rows again, as
+    public analyses report for the real test file): sarcos pools all rows (the papers' choice, the default),
+    sarcos_dedup keeps each distinct row once, first occurrence, file order (expectation from pandas)."""
+    import pandas as pd
+
+    train = RNG.normal(size=(40, 28)).round(3)
+    train[17] = train[3]  # a duplicate inside the training file
+    test = np.vstack([train[::10], RNG.normal(size=(5, 28)).round(3)])  # every 10th training row + 5 new
+    test[-1, :21] = train[5, :21]  # same inputs, another torque: a different row, kept
+    _put(tmp_path, "sarcos", 0, _mat(sarcos_inv=train))
+    _put(tmp_path, "sarcos", 1, _mat(sarcos_inv_test=test))
+    pooled = np.vstack([train, test])
+    want = pd.DataFrame(pooled).drop_duplicates().to_numpy()
+    assert len(pooled) == 49 and len(want) == 49 - 1 - 4
+    full = _load("sarcos", 49, tmp_path, serve, monkeypatch)
+    np.testing.assert_array_equal(full.X, pooled[:, :21])
+    dedup = _load("sarcos_dedup", len(want), tmp_path, serve, monkeypatch)
+    np.testing.assert_array_equal(dedup.X, want[:, :21])
+    np.testing.assert_array_equal(dedup.y, want[:, 21])
+    assert get_spec("sarcos_dedup").shape == (None, 21) and get_spec("sarcos").shape == (48933, 21)
