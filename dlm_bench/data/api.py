@@ -102,3 +102,30 @@ def datasets_table() -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def url_table_markdown() -> str:
+    """The URL table of docs/datasets.md, generated from catalog.yaml (a test keeps the doc equal to it):
+    file, the datasets using it, URL, hash (abbreviated; full in catalog.yaml) or "unpinned", size, evidence."""
+    users: dict[str, list[str]] = {}
+    files: dict[str, object] = {}
+    for name in sorted(DATASETS):
+        for rf in DATASETS[name].files:
+            users.setdefault(rf.mirror_path, []).append(name)
+            files[rf.mirror_path] = rf
+    rows = ["| file (mirror / cache path) | datasets | URL | hash | size | public evidence (source, date) |",
+            "|---|---|---|---|---|---|"]
+    for path in sorted(files):
+        rf = files[path]
+        h = f"`{rf.algorithm}:{rf.digest[:12]}…`" if rf.known_hash else "unpinned"
+        if rf.size is not None:
+            size = f"{rf.size:,} B"
+        elif rf.approx_mb is not None:
+            size = f"~{rf.approx_mb:,.0f} MB"
+        else:
+            size = "?"
+        extra = f" (zip member `{rf.member}`)" if rf.member else ""
+        extra += f" (first {rf.head_lines} lines streamed)" if rf.head_lines else ""
+        evidence = (rf.evidence or "").replace("|", "/")
+        rows.append(f"| `{path}` | {', '.join(users[path])} | <{rf.url}>{extra} | {h} | {size} | {evidence} |")
+    return "\n".join(rows)

@@ -183,7 +183,7 @@ def _mirror_has(rf: RemoteFile) -> Optional[bool]:
 
 
 def _mb(x: float) -> str:
-    return f"{x:,.0f} MB" if x >= 10 else f"{x:.1f} MB"
+    return f"{x:,.0f} MB" if x >= 10 else f"{x:.1f} MB" if x >= 0.1 else f"{x * 1000:.0f} kB"
 
 
 def _missing_source(rf: RemoteFile) -> Optional[str]:

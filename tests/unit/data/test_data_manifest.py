@@ -51,3 +51,10 @@ def test_malformed_entry_is_named(entry, msg):
 def test_bad_hash_form_is_refused():
     with pytest.raises(ValueError, match="sha256:<hex> or sha512:<hex>"):
         catalog.remote_file("a/b", {"url": "http://x", "hash": "md5:abc"})
+
+
+def test_docs_url_table_is_the_catalogue():
+    from dlm_bench.data.api import url_table_markdown
+
+    doc = (REPO / "docs/datasets.md").read_text()
+    assert url_table_markdown() in doc, "regenerate the URL table of docs/datasets.md from url_table_markdown()"
