@@ -179,7 +179,7 @@ def test_size_printed_before_a_large_download(cache, server, monkeypatch, capsys
     spec = _toy(monkeypatch, RemoteFile(f"{server.url}/t.txt", None, "toy/t.txt"), rows=10 * ROWS)
     load_spec(spec)
     err = capsys.readouterr().err
-    assert f"downloading toy/t.txt: {len(PAYLOAD) * 10 / 1e6:.1f} MB from {server.url}/t.txt" in err
+    assert f"downloading toy/t.txt: {round(len(PAYLOAD) * 10 / 1e3)} kB from {server.url}/t.txt" in err
 
 
 def test_fetch_all_leaves_multi_gb_files_out_unless_large(cache, server, monkeypatch):
