@@ -1,7 +1,12 @@
 # dlm_bench — see README.md. `make help` lists the targets.
 PYTHON     ?= python3
 VENV       ?= .venv
-# The CPU wheel is the default; CUDA users: make install TORCH_SPEC="torch --index-url https://download.pytorch.org/whl/cu124"
+# TORCH_SPEC is installed first, as pip resolves it. On a fresh Linux x86_64 machine (no local wheel, plain PyPI),
+# torch==2.13.0 is the CUDA 13 build and pulls ~20 more wheels (nvidia-cublas, -cudnn-cu13, -nccl-cu13, -cusparselt,
+# triton, cuda-toolkit, ...; several GB; `pip install --dry-run --report` against pypi.org, 2026-12-03); macOS and
+# Windows get the CPU build. A machine whose pip finds a local torch-2.13.0+cpu wheel (find-links) installs that.
+# CPU only on Linux: make install TORCH_SPEC="torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
+# Other CUDA builds:  make install TORCH_SPEC="torch --index-url https://download.pytorch.org/whl/cu124"
 TORCH_SPEC ?= torch==2.13.0
 ARGS       ?=
 RESULTS    ?= results

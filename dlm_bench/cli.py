@@ -321,7 +321,7 @@ def cmd_fetch(args) -> int:
         failed = sum(not ok for _, ok, _ in results)
         print(f"verify: {len(results) - failed} ok, {failed} failed" if results else "verify: nothing cached")
         return 1 if failed else 0
-    results = fetch("all" if args.all else args.names, force=args.force)
+    results = fetch("all" if args.all else args.names, force=args.force, large=args.large)
     failed = [name for name, ok, _ in results if not ok]
     if len(results) == 1 and failed:
         raise UserError(results[0][2])
@@ -376,14 +376,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_report)
     p = sub.add_parser("experiments", help="list config groups, their options, and the registries")
     p.set_defaults(func=cmd_experiments)
-    p = sub.add_parser("datasets", help="table of registered datasets: task, size, papers, cache status")
+    p = sub.add_parser("datasets", help="table of registered datasets: task, size, papers, availability "
+                                        "(shipped / cached / in mirror / download of N MB / no known source)")
     p.set_defaults(func=cmd_datasets)
     p = sub.add_parser(
         "fetch",
         help="download datasets into the cache (DLM_BENCH_DATA); DLM_BENCH_MIRROR replaces the origin",
     )
     p.add_argument("names", nargs="*", help="dataset names (see dlm-bench datasets)")
-    p.add_argument("--all", action="store_true", help="every registered dataset that is not shipped")
+    p.add_argument("--all", action="store_true", help="every registered dataset that is not shipped (multi-GB downloads only with --large)")
+    p.add_argument("--large", action="store_true", help="with --all: include the multi-GB downloads (epsilon training file)")
     p.add_argument("--force", action="store_true", help="fetch again even if cached (replaces the cached copy on success)")
     p.add_argument("--verify", action="store_true",
                    help="re-hash cached files (of NAMEs, default: all cached) against the registry or their sidecar; exit 1 on a mismatch")

@@ -6,7 +6,7 @@ import pytest
 from tests.helpers import cli_command  # noqa: F401 (moved to tests/helpers.py: import it from there)
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+SHARED = Path(os.environ.get("DLM_BENCH_SHARED") or REPO.parent / "shared")  # ../shared beside the clone; env: elsewhere
 
 
 @pytest.fixture

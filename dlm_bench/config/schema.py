@@ -76,7 +76,7 @@ class SparseQ(Enum):
 @dataclass
 class DatasetConfig:
     name: str = "boston"
-    # only for name=csv (the user's own CSV / parquet file)
+    # name=csv: the user's own CSV / parquet file; a named dataset: local copies of its files (data/api.py local_sources)
     path: Optional[str] = None
     target: Optional[str] = None  # column name (or integer position)
     task: Optional[str] = None  # regression | binary | multiclass | count | ordinal

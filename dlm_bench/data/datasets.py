@@ -1,10 +1,11 @@
 """Dataset registry: config name -> DatasetSpec (task, files and where they come from, parser, shape).
 
-The entries themselves live in catalog.py; this module holds the types and the lookup functions.
+The entries themselves are data (catalog.yaml, loaded by catalog.py); this module holds the types and the lookups.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -30,20 +31,59 @@ class Dataset:
     fixed_splits: Optional[list[tuple[np.ndarray, np.ndarray]]] = None
 
 
+HASH_ALGORITHMS = ("sha256", "sha512")
+
+
 @dataclass(frozen=True)
 class RemoteFile:
     """One downloadable file. `mirror_path` is its path inside a mirror and inside the cache
     (the layout of ../shared/data, e.g. "pol/fgp/pol_train_data.asc")."""
 
     url: str
-    sha256: Optional[str]  # None: sha256 unknown (no offline copy), pooch skips verification
+    # "sha256:<hex>" / "sha512:<hex>" (pooch's known_hash form; a bare hex digest is sha256) of the file at
+    # mirror_path; None: unpinned (no copy to check against), recorded in the cache only after it parsed
+    known_hash: Optional[str]
     mirror_path: str
     unpack: Optional[str] = None  # "zip" | "tar" | "bz2" | "gz": unpacked next to the download
     members: Optional[tuple[str, ...]] = None  # archive members to extract (zip / tar)
+    size: Optional[int] = None  # bytes of the download at `url`, where known
+    approx_mb: Optional[float] = None  # an approximate public size, where the exact one is unknown
+    member: Optional[str] = None  # `url` serves a zip holding this file under that name (mirrors keep the file)
+    head_lines: Optional[int] = None  # only the first N lines are needed: streamed from the bz2 and stopped
+    large_download: bool = False  # multi-GB: `fetch --all` leaves it out unless asked (--large)
+    evidence: str = ""  # public source showing url / hash are current, with the date checked
+
+    def __post_init__(self):
+        h = self.known_hash
+        if h is not None:
+            h = h.strip().lower()
+            if ":" not in h:
+                h = "sha256:" + h
+            alg, _, digest = h.partition(":")
+            if alg not in HASH_ALGORITHMS or not re.fullmatch(r"[0-9a-f]+", digest):
+                raise ValueError(f"{self.mirror_path}: hash {self.known_hash!r} is not sha256:<hex> or sha512:<hex>")
+            object.__setattr__(self, "known_hash", h)
 
     @property
     def fname(self) -> str:
         return self.mirror_path.rsplit("/", 1)[-1]
+
+    @property
+    def algorithm(self) -> Optional[str]:
+        return self.known_hash.split(":", 1)[0] if self.known_hash else None
+
+    @property
+    def digest(self) -> Optional[str]:
+        return self.known_hash.split(":", 1)[1] if self.known_hash else None
+
+    @property
+    def sha256(self) -> Optional[str]:
+        """The pinned sha256 hex digest, if the pin is a sha256 (None for sha512 pins and unpinned files)."""
+        return self.digest if self.algorithm == "sha256" else None
+
+    @property
+    def size_mb(self) -> Optional[float]:
+        return self.size / 1e6 if self.size is not None else self.approx_mb
 
 
 # A parser gets the local paths (shipped or fetched, unpacked where asked) in the order of
@@ -63,6 +103,7 @@ class DatasetSpec:
     description: str = ""
     source: str = ""  # provenance note: which upstream form, what was verified
     large: bool = False  # converted once to a compact .npz in the cache (see large.py)
+    parser_name: str = ""  # the recipes.PARSERS entry `parser` was built from (catalog.yaml `parser`)
 
     def check(self, X: np.ndarray, y: np.ndarray) -> None:
         n, d = self.shape

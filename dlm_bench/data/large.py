@@ -13,7 +13,7 @@ import numpy as np
 from ..results.file_modes import honour_umask
 from . import cache
 from .datasets import Dataset, DatasetSpec
-from .fetch import FORMAT_VERSION, processed_path
+from .fetch import FORMAT_VERSION, processed_path, writable_cache
 from .loading import parse_fetched
 
 
@@ -30,16 +30,18 @@ def _save_atomic(path: Path, **arrays) -> None:
             os.remove(tmp)
 
 
-def load_large(spec: DatasetSpec, progress: Optional[bool] = None, force: bool = False) -> Dataset:
+def load_large(spec: DatasetSpec, progress: Optional[bool] = None, force: bool = False,
+               sources: Optional[dict[str, Path]] = None) -> Dataset:
     path = processed_path(spec)
-    if path.is_file() and not force:
+    if path.is_file() and not force and not sources:
         if not cache.quick_check(path, spec.name):
-            cache.write_sidecar(path)  # converted before sidecars existed
+            cache.try_write_sidecar(path)  # converted before sidecars existed
         with np.load(path, allow_pickle=False) as z:
             X, y, names = z["X"], z["y"], [str(s) for s in z["names"]]
         spec.check(X, y)
         return Dataset(spec.name, spec.task, X, y, names)
-    ds = parse_fetched(spec, progress=progress, force=force)
+    writable_cache()
+    ds = parse_fetched(spec, progress=progress, force=force, sources=sources)
     _save_atomic(path, X=ds.X, y=ds.y, names=np.array(ds.feature_names, dtype=str))
     cache.write_sidecar(path)
     return ds

@@ -9,7 +9,8 @@ import numpy as np
 
 from . import cache
 from .datasets import Dataset, DatasetError, DatasetSpec, shipped_path
-from .fetch import cache_dir, cached_path, commit_file, fetch_file, stage_file, unpacked_paths, usable
+from .fetch import (cache_dir, commit_file, fetch_file, record_path, stage_file, unpacked_paths, usable,
+                    writable_cache)
 
 
 def spec_paths(spec: DatasetSpec, progress: Optional[bool] = None) -> list[Path]:
@@ -21,25 +22,35 @@ def spec_paths(spec: DatasetSpec, progress: Optional[bool] = None) -> list[Path]
     return paths
 
 
-def parse_fetched(spec: DatasetSpec, progress: Optional[bool] = None, force: bool = False) -> Dataset:
-    """Parse `spec`'s files; files that are not cached yet (or all, with force) are staged, parsed and
-    shape-checked in the staging folder and only then moved into the cache (see cache.py)."""
+def parse_fetched(spec: DatasetSpec, progress: Optional[bool] = None, force: bool = False,
+                  sources: Optional[dict[str, Path]] = None) -> Dataset:
+    """Parse `spec`'s files; files that are not cached yet (or all, with force; or those given a local file in
+    `sources`, by mirror path) are staged, parsed and shape-checked in the staging folder and only then moved into
+    the cache (see cache.py). When everything is cached, nothing is created in the cache (it may be read-only)."""
     if spec.shipped:
         return parse(spec, spec_paths(spec, progress))
-    with cache.staging_area(cache_dir()) as area:
-        paths, staged = [], []
+    sources = sources or {}
+    todo = [rf for rf in spec.files if force or rf.mirror_path in sources or not usable(rf, spec.name)]
+    if not todo:
+        ds = parse(spec, [p for rf in spec.files for p in unpacked_paths(rf)])
         for rf in spec.files:
-            if not force and usable(rf, spec.name):
-                paths.extend(unpacked_paths(rf))
+            if cache.read_sidecar(record_path(rf)) is None:  # no registry hash: recorded once it parsed
+                cache.try_write_sidecar(record_path(rf), unpacked_paths(rf) if rf.unpack else [])
+        return ds
+    writable_cache()
+    with cache.staging_area(cache_dir()) as area:
+        paths = []
+        for rf in spec.files:
+            if rf in todo:
+                paths.extend(stage_file(rf, area, progress, source=sources.get(rf.mirror_path)))
             else:
-                paths.extend(stage_file(rf, area, progress))
-                staged.append(rf)
+                paths.extend(unpacked_paths(rf))
         ds = parse(spec, paths)
         for rf in spec.files:
-            if rf in staged:
+            if rf in todo:
                 commit_file(rf, area)
-            elif cache.read_sidecar(cached_path(rf)) is None:  # no registry sha256: recorded once it parsed
-                cache.write_sidecar(cached_path(rf), unpacked_paths(rf) if rf.unpack else [])
+            elif cache.read_sidecar(record_path(rf)) is None:
+                cache.try_write_sidecar(record_path(rf), unpacked_paths(rf) if rf.unpack else [])
     return ds
 
 

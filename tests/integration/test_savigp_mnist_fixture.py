@@ -51,7 +51,7 @@ def mnist_mirror(tmp_path, monkeypatch):
     monkeypatch.setenv("DLM_BENCH_DATA", str(tmp_path / "cache"))
     n = N_TRAIN + N_TEST
     for name in ("mnist", "mnist_oddeven"):  # the registry's entries, shape check sized to the fixture
-        unpinned = tuple(dataclasses.replace(f, sha256=None) for f in get_spec(name).files)  # generated, not the real files
+        unpinned = tuple(dataclasses.replace(f, known_hash=None) for f in get_spec(name).files)  # generated, not the real files
         monkeypatch.setitem(DATASETS, name, dataclasses.replace(get_spec(name), shape=(n, 784), files=unpinned))
     return tmp_path, (tr_x, tr_y, te_x, te_y)
 

@@ -79,10 +79,13 @@ def test_changed_cached_file_fails_load_verify_and_force_restores(toy, capsys):
         load_spec(spec)
     msg = str(e.value)
     assert "\n" not in msg and str(dest) in msg and "dlm-bench fetch toy --force" in msg
-    # same size and mtime put back: only re-hashing (--verify) sees it
+    # same size and mtime put back (issue 58): the ctime moved, so the load re-hashes and refuses it
     st = read_sidecar(dest)
     os.utime(dest, ns=(st["mtime_ns"], st["mtime_ns"]))
-    assert load_spec(spec).X.shape == (ROWS, 1)
+    assert dest.stat().st_size == st["size"] and dest.stat().st_mtime_ns == st["mtime_ns"]
+    with pytest.raises(DatasetError, match="bytes differ") as e:
+        load_spec(spec)
+    assert "\n" not in str(e.value) and "dlm-bench fetch toy --force" in str(e.value)
     assert main(["fetch", "--verify", "toy"]) == 1
     out = capsys.readouterr().out
     assert hashlib.sha256(bytes(bad)).hexdigest() in out and hashlib.sha256(PAYLOAD).hexdigest() in out
@@ -108,11 +111,11 @@ def test_registry_sha_file_without_sidecar_is_hashed_once(cache, tmp_path, monke
 def test_sigterm_during_download_leaves_no_temporary_file(toy, cache, monkeypatch):
     spec, _, _ = toy
 
-    def dying_copy(rf, src, dest):
-        dest.write_bytes(PAYLOAD[:100])  # a partial file in the staging folder
+    def dying_copy(src, dest):
+        Path(dest).write_bytes(PAYLOAD[:100])  # a partial file in the staging folder
         os.kill(os.getpid(), signal.SIGTERM)  # what `timeout` / `kill` send
 
-    monkeypatch.setattr(fetch_mod, "_copy_from_directory", dying_copy)
+    monkeypatch.setattr(fetch_mod.shutil, "copyfile", dying_copy)
     with pytest.raises(Terminated):
         load_spec(spec)
     assert _files(cache) == [] and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL

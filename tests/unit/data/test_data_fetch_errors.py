@@ -55,8 +55,8 @@ def test_http_404_names_url_mirror_and_cache(cache, mirror_dir, serve):
 
 def test_connection_refused_is_one_line_offline_error(cache, closed_port_url, monkeypatch):
     calls = []
-    real = fetch_mod.pooch.retrieve
-    monkeypatch.setattr(fetch_mod.pooch, "retrieve", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    real = fetch_mod.requests.get
+    monkeypatch.setattr(fetch_mod.requests, "get", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
     url = f"{closed_port_url}/toy/table.txt"
     with pytest.raises(DatasetError) as e:
         fetch_file(_rf(url=url))
@@ -133,5 +133,5 @@ def test_fetch_reports_per_dataset(cache, mirror_dir, serve, monkeypatch):
     line = next(l for l in table.splitlines() if l.startswith("toy "))
     assert "10000 x 1" in line and line.endswith("cached") and "not cached" not in line
     assert next(l for l in table.splitlines() if l.startswith("boston ")).endswith("shipped")
-    assert next(l for l in table.splitlines() if l.startswith("pol ")).endswith("not cached")
-    assert table.splitlines()[0].split() == ["name", "task", "N", "x", "D", "papers", "status"]
+    assert next(l for l in table.splitlines() if l.startswith("pol ")).endswith("in mirror")
+    assert table.splitlines()[0].split() == ["name", "task", "N", "x", "D", "papers", "availability"]

@@ -34,7 +34,7 @@ def _put(root: Path, spec_name: str, index: int, data: bytes) -> None:
 def _load(name: str, n: int, root: Path, serve, monkeypatch):
     monkeypatch.setenv("DLM_BENCH_MIRROR", serve(root))
     # generated files in the upstream format: the registry's sha256 pins (a9a, MNIST) belong to the real files
-    unpinned = tuple(dataclasses.replace(f, sha256=None) for f in get_spec(name).files)
+    unpinned = tuple(dataclasses.replace(f, known_hash=None) for f in get_spec(name).files)
     spec = dataclasses.replace(get_spec(name), shape=(n, get_spec(name).shape[1]), files=unpinned)
     return load_spec(spec)
 
@@ -257,14 +257,45 @@ def test_mnist_idx(name, tmp_path, cache, serve, monkeypatch):
 
 @pytest.mark.parametrize("direction", [0, 1, 2])
 def test_peds1_feats_mat(direction, tmp_path, cache, serve, monkeypatch):
+    """Laid out like the real archive: ucsdpeds_feats.zip holds ucsdpeds_feats/features/Peds1_feats.mat (public
+    MATLAB code loads that path), with cnt{1}, cnt{2} the two directions and cnt{3} their total."""
     n = 9
     fv = np.empty((1, 3), dtype=object)
     cnt = np.empty((1, 3), dtype=object)
-    for j in range(3):
+    for j in range(2):
         fv[0, j] = RNG.normal(size=(30, n)) + j
         cnt[0, j] = RNG.integers(0, 40, (1, n)).astype(float)
+    fv[0, 2] = RNG.normal(size=(30, n)) + 2
+    cnt[0, 2] = cnt[0, 0] + cnt[0, 1]
     name = f"peds1_dir{direction}"
-    _put(tmp_path, name, 0, _zip({"Peds1_feats.mat": _mat(fv=fv, cnt=cnt, dirs=np.array(["away", "towards", "total"]))}))
+    member = "ucsdpeds_feats/features/Peds1_feats.mat"
+    assert get_spec(name).files[0].members == (member,)
+    _put(tmp_path, name, 0, _zip({member: _mat(fv=fv, cnt=cnt, dirs=np.array(["away", "towards", "total"]))}))
     ds = _load(name, n, tmp_path, serve, monkeypatch)
     np.testing.assert_allclose(ds.X, fv[0, direction].T)
     np.testing.assert_array_equal(ds.y, cnt[0, direction].ravel())
+    if direction == 2:  # the third column is the total of the two directions, not a third direction
+        np.testing.assert_array_equal(ds.y, cnt[0, 0].ravel() + cnt[0, 1].ravel())
+
+
+def test_sarcos_dedup_drops_exact_duplicates_before_splitting(tmp_path, cache, serve, monkeypatch):
+    """A fixture shaped like GPML's files (sarcos_inv 28 columns, sarcos_inv_test = some training rows again, as
+    public analyses report for the real test file): sarcos pools all rows (the papers' choice, the default),
+    sarcos_dedup keeps each distinct row once, first occurrence, file order (expectation from pandas)."""
+    import pandas as pd
+
+    train = RNG.normal(size=(40, 28)).round(3)
+    train[17] = train[3]  # a duplicate inside the training file
+    test = np.vstack([train[::10], RNG.normal(size=(5, 28)).round(3)])  # every 10th training row + 5 new
+    test[-1, :21] = train[5, :21]  # same inputs, another torque: a different row, kept
+    _put(tmp_path, "sarcos", 0, _mat(sarcos_inv=train))
+    _put(tmp_path, "sarcos", 1, _mat(sarcos_inv_test=test))
+    pooled = np.vstack([train, test])
+    want = pd.DataFrame(pooled).drop_duplicates().to_numpy()
+    assert len(pooled) == 49 and len(want) == 49 - 1 - 4
+    full = _load("sarcos", 49, tmp_path, serve, monkeypatch)
+    np.testing.assert_array_equal(full.X, pooled[:, :21])
+    dedup = _load("sarcos_dedup", len(want), tmp_path, serve, monkeypatch)
+    np.testing.assert_array_equal(dedup.X, want[:, :21])
+    np.testing.assert_array_equal(dedup.y, want[:, 21])
+    assert get_spec("sarcos_dedup").shape == (None, 21) and get_spec("sarcos").shape == (48933, 21)

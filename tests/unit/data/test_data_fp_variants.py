@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from dlm_bench.data import get_spec
-from dlm_bench.data import catalog
+from dlm_bench.data import recipes
 from dlm_bench.data.api import load_spec
 
 RNG = np.random.default_rng(13)
@@ -29,7 +29,7 @@ def _put(root: Path, spec_name: str, index: int, data: bytes) -> None:
 def _load(name: str, n: int, root: Path, serve, monkeypatch, d: int | None = None):
     monkeypatch.setenv("DLM_BENCH_MIRROR", serve(root))
     spec = get_spec(name)
-    files = tuple(dataclasses.replace(f, sha256=None) for f in spec.files)  # flares: the fixture is not the real file
+    files = tuple(dataclasses.replace(f, known_hash=None) for f in spec.files)  # flares: the fixture is not the real file
     return load_spec(dataclasses.replace(spec, shape=(n, spec.shape[1] if d is None else d), files=files))
 
 
@@ -61,7 +61,7 @@ def test_registered_shapes_are_the_papers():
 # ------------------------------------------------------------------------------------------- epsilon
 @pytest.mark.parametrize("name,d", [("epsilon_fp", 1000), ("epsilon_fp_d250", 250)])
 def test_epsilon_fp_first_rows_and_features_of_test_file(name, d, tmp_path, cache, serve, monkeypatch):
-    monkeypatch.setattr(catalog, "EPSILON_FP_ROWS", 9)
+    monkeypatch.setattr(recipes, "EPSILON_FP_ROWS", 9)
     X, y = _sparse(14, 2000), RNG.choice([-1, 1], 14)
     X[:, 1500] = 1.0  # features beyond the kept ones are read (index <= 2000) and dropped
     _put(tmp_path, name, 0, bz2.compress(_libsvm_text(X, y).encode()))
@@ -72,7 +72,7 @@ def test_epsilon_fp_first_rows_and_features_of_test_file(name, d, tmp_path, cach
 
 
 def test_epsilon_count_fp_poisson_glm_from_the_prior(tmp_path, cache, serve, monkeypatch):
-    monkeypatch.setattr(catalog, "EPSILON_FP_ROWS", 30)
+    monkeypatch.setattr(recipes, "EPSILON_FP_ROWS", 30)
     n = 40
     X = RNG.normal(size=(n, 2000)) * (RNG.random((n, 2000)) < 0.5)
     X = (X / np.linalg.norm(X, axis=1, keepdims=True)).round(6)  # rows of unit norm, as in epsilon_normalized
@@ -154,7 +154,7 @@ def test_ujiindoorloc_fp_unique_rows_and_informative_waps(name, tmp_path, cache,
 
 # ------------------------------------------------------------------------------------------- yearpred
 def test_yearpred_fp_unique_rows_of_the_test_part(tmp_path, cache, serve, monkeypatch):
-    monkeypatch.setattr(catalog, "YEARPRED_TRAIN_ROWS", 12)
+    monkeypatch.setattr(recipes, "YEARPRED_TRAIN_ROWS", 12)
     t = np.column_stack([RNG.integers(1922, 2011, 30), RNG.normal(size=(30, 90)).round(5)])
     t[20] = t[14]            # duplicate inside the test part: dropped
     t[27] = t[14]
