@@ -87,7 +87,7 @@ def run_name(cfg: DictConfig, resolve: bool = True) -> str:
     if d.get("dataset", {}).get("name") == "csv":  # the user's file: an edited file is a new run
         d["dataset"]["sha256"] = data.user_file_sha256(d["dataset"].get("path"))
     elif d.get("dataset", {}).get("path") is not None:  # a named dataset's file given by hand (docs/datasets.md):
-        d["dataset"]["path"] = None  # its bytes are checked against the catalogue, so where it lies is not what it is
+        d["dataset"]["path"] = None  # checked against the catalogue (hash where pinned, registry shape): same data
     digest = hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:8]
     k = cfg.objective.beta_index
     beta = f"beta{cfg.objective.beta:g}" if k is None else f"betaidx{k}"
