@@ -227,7 +227,8 @@ def cmd_sweep(args) -> int:
     from omegaconf.errors import OmegaConfBaseException
 
     from .sweeps.deadline import DEFERRED_EXIT, set_deadline
-    from .sweeps.launch import dry_run_lines, estimate_line, invalid_points_message, plan_sweep, run_sweep, summary_line
+    from .sweeps.launch import run_sweep, summary_line
+    from .sweeps.plan import dry_run_lines, estimate_line, invalid_points_message, plan_sweep
 
     deadline_at = _sweep_deadline(args)
     overrides = _sweep_overrides(args)
