@@ -14,7 +14,8 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from ..config.beta_grid import OutsideBetaGrid, apply_beta_grid_flag
-from ..errors import NotApplicable, ResultsNotWritten
+from ..data import DatasetError
+from ..errors import ConfigError, NotApplicable, ResultsNotWritten
 from ..results.contract import read_status
 from ..run import execute, run_dir_for
 from ..run.batched import RunningElsewhere, group_lock, requested
@@ -25,7 +26,8 @@ from ..util.locks import RunLock, holder
 from .deadline import defer_reason
 from .watchdog import in_joblib_worker, watch_parent
 
-OUTCOMES = ("skipped", "ok", "diverged", "failed", "outside_grid", "not_applicable", "running_elsewhere", "deferred")
+OUTCOMES = ("skipped", "failed_before", "ok", "diverged", "failed", "not_run", "outside_grid", "not_applicable",
+            "running_elsewhere", "deferred")
 
 
 def _set_threads(cfg: DictConfig) -> int:
@@ -70,8 +72,10 @@ def sweep_job(cfg: DictConfig) -> str:
     state, run_dir = point_state(cfg)
     if state == "outside_grid":
         return "outside_grid"
-    if state in ("done", "failed"):
+    if state == "done":
         return "skipped"
+    if state == "failed":  # skipped, but counted apart: a re-run of a sweep with failed points is no bare success
+        return "failed_before"
     if state != "running_elsewhere":
         why = defer_reason(cfg)  # sweep --time-limit: a point that would not finish waits for the next sweep
         if why:
@@ -92,6 +96,12 @@ def sweep_job(cfg: DictConfig) -> str:
         lock.release()
 
 
+# Errors of the machine, not of the point: data that cannot be had (DatasetError), a device or setting this machine
+# lacks (ConfigError), a full disk or a permission (OSError). run.execute raises them only before training (after it,
+# a failure is recorded by the harness itself); written as a failed run.json, every later sweep would skip the point.
+MACHINE_ERRORS = (DatasetError, ConfigError, OSError)
+
+
 def _execute_point(cfg: DictConfig, run_dir: Path) -> str:
     """harness.execute for a sweep point: its outcome, with a progress line; failures recorded."""
     try:
@@ -109,7 +119,10 @@ def _execute_point(cfg: DictConfig, run_dir: Path) -> str:
     except NotApplicable as err:  # a point the paper does not have: nothing written
         progress(run_dir, "not applicable", {}, None, str(err))
         return "not_applicable"
-    except Exception as err:  # config/data errors of this grid point: recorded, the sweep goes on
+    except MACHINE_ERRORS as err:  # raised before training (execute writes nothing then): not the point's result
+        progress(run_dir, "not run", {}, None, f"{type(err).__name__}: {err} (nothing written)")
+        return "not_run"
+    except Exception as err:  # other errors of this grid point: recorded, the sweep goes on
         failure_record(cfg, err)
         progress(run_dir, "failed", {}, None, f"{type(err).__name__}: {err}")
         return "failed"

@@ -52,11 +52,16 @@ def run_sweep(overrides: list[str]) -> Counter:
 
 def summary_line(counts: Counter) -> str:
     run = counts["ok"] + counts["diverged"] + counts["failed"]
+    skipped = counts["skipped"] + counts["failed_before"]
     parts = [
         f"{sum(counts.values())} jobs",
-        f"{counts['skipped']} skipped",
+        f"{skipped} skipped" + (f" ({counts['failed_before']} of them failed before: --retry-failed re-runs them)"
+                                if counts["failed_before"] else ""),
         f"{run} run ({counts['ok']} ok, {counts['diverged']} diverged, {counts['failed']} failed)",
     ]
+    if counts["not_run"]:
+        parts.append(f"{counts['not_run']} not run (an error of this machine, not of the point: nothing written; "
+                     "fix it and run the same command again)")
     if counts["running_elsewhere"]:
         parts.append(f"{counts['running_elsewhere']} running elsewhere (locked by another sweep)")
     if counts["outside_grid"]:
@@ -67,5 +72,3 @@ def summary_line(counts: Counter) -> str:
         parts.append(f"{counts['deferred']} deferred (would not finish within --time-limit: run the same command "
                      "again to go on)")
     return "sweep: " + ", ".join(parts)
-
-

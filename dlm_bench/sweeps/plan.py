@@ -23,6 +23,7 @@ DRY_RUN_WORDS = {
     "running_elsewhere": "running elsewhere (locked by another sweep)",
     "not_applicable": "not applicable (a point the paper does not have)",
     "invalid": "INVALID",
+    "no_data": "DATA UNAVAILABLE",
 }
 
 
@@ -124,7 +125,7 @@ def _one_line(err: BaseException) -> str:
     return text or type(err).__name__
 
 
-SHORT = {"outside_grid": "not applicable", "not_applicable": "not in the paper"}
+SHORT = {"outside_grid": "not applicable", "not_applicable": "not in the paper", "no_data": "without data"}
 
 
 def dry_run_lines(plan: list[PlannedPoint]) -> list[str]:
