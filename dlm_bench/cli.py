@@ -228,7 +228,8 @@ def cmd_sweep(args) -> int:
 
     from .sweeps.deadline import DEFERRED_EXIT, set_deadline
     from .sweeps.launch import run_sweep, summary_line
-    from .sweeps.plan import dry_run_lines, estimate_line, invalid_points_message, plan_sweep
+    from .sweeps.plan import dry_run_lines, estimate_line, invalid_points_message, plan_estimate, plan_sweep
+    from .sweeps.progress import Progress
     from .sweeps.preflight import preflight
 
     deadline_at = _sweep_deadline(args)
@@ -255,11 +256,17 @@ def cmd_sweep(args) -> int:
     plan, no_data = preflight(plan, fetch=True)  # data validated like config: fetched once here, or one line
     if no_data:
         raise UserError(no_data)
+    est, seconds = plan_estimate(plan)
+    print(f"sweep: {len(plan)} jobs; {est.line()}", file=sys.stderr, flush=True)
+    shown = Progress.for_plan(plan, seconds)
     try:
         with set_deadline(deadline_at):
-            counts = run_sweep(overrides)
+            counts = run_sweep(overrides, shown)
     except (HydraException, OmegaConfBaseException) as err:
         raise UserError(_unknown_key_message(err) or _one_line(err)) from err
+    finally:
+        if shown is not None:
+            shown.remove()
     print(summary_line(counts))
     if counts["not_run"]:
         return USAGE_EXIT

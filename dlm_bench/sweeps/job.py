@@ -24,6 +24,7 @@ from ..run.record import failure_record
 from ..run.signals import check_not_terminated, install
 from ..util.locks import RunLock, holder
 from .deadline import defer_reason
+from .progress import announce
 from .watchdog import in_joblib_worker, watch_parent
 
 OUTCOMES = ("skipped", "failed_before", "ok", "diverged", "failed", "not_run", "outside_grid", "not_applicable",
@@ -63,7 +64,24 @@ def point_state(cfg: DictConfig, run_dir: Path | None = None) -> tuple[str, Path
 
 
 def sweep_job(cfg: DictConfig) -> str:
-    """One grid point. Never raises for a failing configuration (it is recorded); returns an OUTCOME."""
+    """One grid point. Never raises for a failing configuration (it is recorded); returns an OUTCOME. A job that
+    trains tells the sweep's progress display when it starts and ends (progress.announce)."""
+    started: list = []
+    outcome = "failed"
+    try:
+        outcome = _sweep_job(cfg, started)
+        return outcome
+    finally:
+        if started:
+            announce("end", outcome)
+
+
+def _started(started: list) -> None:
+    started.append(1)
+    announce("start")
+
+
+def _sweep_job(cfg: DictConfig, started: list) -> str:
     check_not_terminated()
     if in_joblib_worker(cfg):
         install()  # SIGTERM (from the watchdog or the parent's stop_workers) unwinds the job
@@ -82,7 +100,7 @@ def sweep_job(cfg: DictConfig) -> str:
             progress(run_dir, "deferred", {}, None, why)
             return "deferred"
     if requested(cfg):  # objective.beta_batch: the first job of a beta group trains the group
-        return sweep_group_job(cfg, run_dir)
+        return sweep_group_job(cfg, run_dir, started)
     install()  # a joblib worker stopped by stop_workers() unwinds through `finally` and releases its lock
     lock = RunLock(run_dir)
     if not lock.acquire():
@@ -91,6 +109,7 @@ def sweep_job(cfg: DictConfig) -> str:
     try:
         if point_state(cfg)[0] in ("done", "failed"):  # another sweep finished it before we locked
             return "skipped"
+        _started(started)
         return _execute_point(cfg, run_dir)
     finally:
         lock.release()
@@ -128,7 +147,7 @@ def _execute_point(cfg: DictConfig, run_dir: Path) -> str:
         return "failed"
 
 
-def sweep_group_job(cfg: DictConfig, run_dir: Path) -> str:
+def sweep_group_job(cfg: DictConfig, run_dir: Path, started: list | None = None) -> str:
     """sweep_job for a beta_batch grid point: wait for the group lock, then train the group unless the point
     was finished meanwhile (by the job that held the lock). Returns at once ("skipped") when the lock's holder
     is training this point."""
@@ -138,6 +157,7 @@ def sweep_group_job(cfg: DictConfig, run_dir: Path) -> str:
         # members that a one-at-a-time launcher finds done, it counts as skipped
         if not held or point_state(cfg)[0] in ("done", "failed"):
             return "skipped"
+        _started([] if started is None else started)
         return _execute_point(cfg, run_dir)
 
 

@@ -18,22 +18,29 @@ from ..run.signals import raise_terminated, reset, stop_workers
 from ..util.environ import environ_set
 from .hydra_app import main_hydra
 from .job import sweep_job
+from .progress import PROGRESS_ENV, Monitor, Progress
 from .watchdog import SWEEP_PID_ENV
 
 
-def run_sweep(overrides: list[str]) -> Counter:
-    """Compose with `overrides` in multirun mode and launch every job; returns the outcome counts."""
+def run_sweep(overrides: list[str], shown: Progress | None = None) -> Counter:
+    """Compose with `overrides` in multirun mode and launch every job; returns the outcome counts. shown: the
+    progress display (its events file is announced to the jobs; see progress.py)."""
     reset()  # a new sweep in this process (tests, notebooks) after an earlier one was stopped
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, raise_terminated) if main_thread else None
     announced = ExitStack()  # restored in `finally`: a later sweep in this process sees none of it
     announced.enter_context(environ_set(INDICES_ENV, command_line_beta_indices(overrides)))  # batched.py's group
     announced.enter_context(environ_set(SWEEP_PID_ENV, str(os.getpid())))  # joblib's workers: watch_parent
+    if shown is not None:
+        announced.enter_context(environ_set(PROGRESS_ENV, str(shown.path)))
+        announced.enter_context(Monitor(shown))
     try:
         with main_hydra() as hydra:
             batches = hydra.multirun(config_name="config", task_function=sweep_job, overrides=overrides)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: no worker may go on training without us
-        stop_workers()
+        # the resource trackers are left to exit with us (their pipe closes): killed, loky relaunches one at exit
+        # that prints a leak warning and KeyError tracebacks for every semaphore it is told to forget (issue 58)
+        stop_workers(keep_trackers=True)
         raise
     finally:
         announced.close()

@@ -148,18 +148,25 @@ def invalid_points_message(plan: list[PlannedPoint]) -> str | None:
     return f"grid point {i} ({p.shown or ' '.join(p.overrides)}) is invalid: {p.reason}{more}; nothing was run"
 
 
-def estimate_line(plan: list[PlannedPoint]) -> str:
-    """The projected CPU time of the plan's new points (cost_estimate.py), learnt from the finished runs beside."""
+def plan_estimate(plan: list[PlannedPoint]):
+    """The cost estimate of the plan's new points (cost_estimate.py), learnt from the finished runs beside them, and
+    each grid point's estimated single-core seconds in plan order (0 for a point that will not run, None: unknown)."""
     from .cost_estimate import Estimate, estimate
 
-    new = [p.config for p in plan if p.config is not None]
-    if not new:
-        return Estimate().line()
-    roots = {Path(c["results_dir"]) / c["experiment"] for c in new}
-    points = [(c, c["model"].get("likelihood")) for c in new]
+    new = [(i, p.config) for i, p in enumerate(plan) if p.config is not None]
+    seconds: list = [0.0] * len(plan)
     est = Estimate()
+    roots = {Path(c["results_dir"]) / c["experiment"] for _, c in new}
     for root in sorted(roots):
-        part = estimate([pt for pt in points if Path(pt[0]["results_dir"]) / pt[0]["experiment"] == root], root)
+        mine = [(i, c) for i, c in new if Path(c["results_dir"]) / c["experiment"] == root]
+        part = estimate([(c, c["model"].get("likelihood")) for _, c in mine], root)
         for field in ("seconds", "from_runs", "from_model", "unknown", "calibrated_on", "beyond_grid"):
             setattr(est, field, getattr(est, field) + getattr(part, field))
-    return est.line()
+        for (i, _), s in zip(mine, part.per_point):
+            seconds[i] = s
+    return est, seconds
+
+
+def estimate_line(plan: list[PlannedPoint]) -> str:
+    """The projected CPU time of the plan's new points (cost_estimate.py), learnt from the finished runs beside."""
+    return plan_estimate(plan)[0].line()

@@ -684,3 +684,28 @@ def test_hostile_input(row, fx, sleeper, tmp_path, capsys, monkeypatch):
             assert not list(tmp_path.rglob("curve.csv"))
         if args[0] == "sweep":
             assert set(tmp_path.rglob("*")) <= before | {tmp_path / "res"}, "a refused sweep wrote files"
+
+
+def test_ctrl_c_on_a_joblib_sweep_prints_one_line(tmp_path):
+    """Issue 58: Ctrl-C (SIGINT to the terminal's process group) on a joblib sweep printed `dlm-bench: interrupted`,
+    then loky's resource-tracker leak warning and two `KeyError: '/loky-...'` tracebacks (the parent had killed the
+    trackers). Now: that one line, exit 130, no worker left behind."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    cmd = [sys.executable, "-m", "dlm_bench.cli", "sweep", "trainer.max_iters=100000", "model.num_inducing=10",
+           "seed=0,1", "launcher=joblib", f"results_dir={tmp_path}"]
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.rglob(LOCK_NAME))) < 2 and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.5)  # both jobs hold their run lock: they are training in loky workers
+    time.sleep(2)
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=90)
+    lines = [ln for ln in err.splitlines() if "[HYDRA]" not in ln]
+    assert p.returncode == 130 and lines == ["dlm-bench: interrupted"], err
+    for _ in range(40):  # the resource trackers exit once they see their pipe to the sweep close
+        left = subprocess.run(["pgrep", "-g", str(p.pid)], capture_output=True, text=True).stdout.split()
+        if not left:
+            break
+        time.sleep(0.5)
+    assert left == [], f"processes left in the sweep's group: {left}"
