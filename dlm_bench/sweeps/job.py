@@ -72,7 +72,7 @@ def sweep_job(cfg: DictConfig) -> str:
         outcome = _sweep_job(cfg, started)
         return outcome
     finally:
-        if started:
+        if started or outcome == "skipped":  # skipped at run time: a batched group's member its group job trained
             announce("end", outcome)
 
 

@@ -73,6 +73,7 @@ class Progress:
         self.t0 = clock()
         self.started: dict[int, float] = {}
         # jobs the plan knows will not train (done, failed before, not applicable) count as done from the start
+        self.planned_skip = set(skip)
         self.ended: dict[int, tuple[float, str]] = {num: (self.t0, "skipped") for num in skip}
         self._offset = 0
 
@@ -135,7 +136,7 @@ class Progress:
                 self.started[num] = at
                 out.append(f"sweep: job #{num} started ({len(self.started) + self.skipped}/{self.total}), "
                            f"elapsed {fmt(self.clock() - self.t0)}, about {fmt(self.left())} left")
-            elif event == "end":
+            elif event == "end" and num not in self.planned_skip:
                 outcome = parts[3] if len(parts) > 3 else "?"
                 self.ended[num] = (at, outcome)
                 took = at - self.started[num] if num in self.started else None
@@ -144,14 +145,18 @@ class Progress:
         return out
 
     def ratio(self) -> float:
-        """measured / estimated seconds over the finished jobs that trained (1 before the first)."""
+        """measured / estimated seconds over the jobs that finished in this sweep (1 before the first). A batched
+        beta group's job trains its members, whose own jobs then end `skipped`: their estimates count as done by
+        the group's measured time once they have ended."""
         measured = estimated = 0.0
         for num, (at, outcome) in self.ended.items():
+            if num in self.planned_skip:
+                continue
             est = self.estimates[num] if num < len(self.estimates) else None
-            if outcome in ("ok", "diverged", "failed") and num in self.started and est:
+            if outcome in ("ok", "diverged", "failed") and num in self.started:
                 measured += at - self.started[num]
-                estimated += est
-        return measured / estimated if estimated > 0 else 1.0
+            estimated += est or 0.0
+        return measured / estimated if estimated > 0 and measured > 0 else 1.0
 
     def mean_measured(self) -> float | None:
         took = [at - self.started[n] for n, (at, o) in self.ended.items() if n in self.started and o in ("ok", "diverged")]

@@ -61,3 +61,17 @@ def test_jobs_without_an_estimate_use_the_mean_measured_job(tmp_path):
 @pytest.mark.parametrize("s,text", [(None, "?"), (5, "5s"), (65, "1m05s"), (3725, "1h02m")])
 def test_fmt(s, text):
     assert fmt(s) == text
+
+
+def test_a_batched_groups_members_count_against_the_groups_measured_time(tmp_path):
+    """The group's job trains 3 members (30 s for 3 x 5 s estimated); the members' own jobs end `skipped`: the ratio
+    becomes 30 / 15 = 2 once they have ended, and a planned skip's end line is not shown again."""
+    clock = Clock()
+    ev = tmp_path / "e"
+    p = Progress(ev, [5.0, 5.0, 5.0, 5.0, 0.0], parallel=1, skip=[4], clock=clock, load=lambda: 1.0)
+    write(ev, "start 0 1000", "end 0 1030 ok", "end 1 1031 skipped", "end 2 1031 skipped", "end 4 1031 skipped")
+    clock.t = 1031.0
+    lines = p.read()
+    assert len(lines) == 4 and lines[-1].startswith("sweep: job #2 skipped")
+    assert p.ratio() == pytest.approx(2.0)
+    assert p.left() == pytest.approx(5.0 * 2.0)
