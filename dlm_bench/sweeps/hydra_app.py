@@ -3,7 +3,7 @@
 Why private: Hydra's public entry point (`@hydra.main`) exits the process and drops the jobs' return values, which
 the sweep's skipped / run / failed summary needs, and the public `compose` API cannot expand a sweep grid the way
 the BasicSweeper does (the plan must list exactly the points the launch will run). A Hydra upgrade that moves these
-names breaks only this module (pinned in pyproject.toml; tests/integration/test_sweep_robust.py compares the plan
+names breaks only this module (pinned in pyproject.toml; tests/integration/test_sweep_real_runs.py compares the plan
 against Hydra's own composition of every point).
 """
 
