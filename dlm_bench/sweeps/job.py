@@ -67,7 +67,7 @@ def sweep_job(cfg: DictConfig) -> str:
     """One grid point. Never raises for a failing configuration (it is recorded); returns an OUTCOME. A job that
     trains tells the sweep's progress display when it starts and ends (progress.announce)."""
     started: list = []
-    outcome = "failed"
+    outcome = "interrupted"  # what the progress line says when the job unwinds (Ctrl-C, SIGTERM) without an outcome
     try:
         outcome = _sweep_job(cfg, started)
         return outcome
