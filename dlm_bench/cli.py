@@ -227,7 +227,10 @@ def cmd_sweep(args) -> int:
     from omegaconf.errors import OmegaConfBaseException
 
     from .sweeps.deadline import DEFERRED_EXIT, set_deadline
-    from .sweeps.launch import dry_run_lines, estimate_line, invalid_points_message, plan_sweep, run_sweep, summary_line
+    from .sweeps.launch import run_sweep, summary_line
+    from .sweeps.plan import dry_run_lines, estimate_line, invalid_points_message, plan_estimate, plan_sweep
+    from .sweeps.progress import Progress
+    from .sweeps.preflight import preflight
 
     deadline_at = _sweep_deadline(args)
     overrides = _sweep_overrides(args)
@@ -237,23 +240,37 @@ def cmd_sweep(args) -> int:
         raise UserError(_unknown_key_message(err) or _one_line(err)) from err
     invalid = invalid_points_message(plan)
     if args.dry_run or args.estimate:
+        plan, no_data = (plan, None) if invalid else preflight(plan, fetch=False)  # probed, nothing fetched
+        if no_data and not args.dry_run:  # `make reproduce-*` runs --estimate first: one line, exit 2
+            raise UserError(no_data)
         print("\n".join(dry_run_lines(plan) if args.dry_run else dry_run_lines(plan)[-1:]))
         print(estimate_line(plan))
-        if invalid:
-            print(f"dlm-bench: error: {invalid}", file=sys.stderr)
-        return USAGE_EXIT if invalid else 0
+        if invalid or no_data:
+            print(f"dlm-bench: error: {invalid or no_data}", file=sys.stderr)
+        return USAGE_EXIT if invalid or no_data else 0
     if invalid:
         raise UserError(invalid)
     if deadline_at is not None and any((p.config or {}).get("launcher", {}).get("name") == "slurm" for p in plan):
         raise UserError("--time-limit applies to launcher=local and launcher=joblib; SLURM jobs have their own "
                         "limit (launcher.time_min)")
+    plan, no_data = preflight(plan, fetch=True)  # data validated like config: fetched once here, or one line
+    if no_data:
+        raise UserError(no_data)
+    est, seconds = plan_estimate(plan)
+    print(f"sweep: {len(plan)} jobs; {est.line()}", file=sys.stderr, flush=True)
+    shown = Progress.for_plan(plan, seconds)
     try:
         with set_deadline(deadline_at):
-            counts = run_sweep(overrides)
+            counts = run_sweep(overrides, shown)
     except (HydraException, OmegaConfBaseException) as err:
         raise UserError(_unknown_key_message(err) or _one_line(err)) from err
+    finally:
+        if shown is not None:
+            shown.remove()
     print(summary_line(counts))
-    return 1 if counts["failed"] else DEFERRED_EXIT if counts["deferred"] else 0
+    if counts["not_run"]:
+        return USAGE_EXIT
+    return 1 if counts["failed"] or counts["failed_before"] else DEFERRED_EXIT if counts["deferred"] else 0
 
 
 def cmd_report(args) -> int:
@@ -393,11 +410,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+VALUE_OPTIONS = ("--time-limit",)
+
+
+def glue_option_values(argv: list[str]) -> list[str]:
+    """`--time-limit -5m` as `--time-limit=-5m`: argparse takes a value that starts with '-' for an option and prints
+    its usage (4 lines); glued, the value reaches its own check and a one-line error."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] in VALUE_OPTIONS and i + 1 < len(argv) and argv[i + 1].startswith("-") and argv[i + 1] != "--":
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(argv[i])
+        i += 1
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     from .run.threads import remember_user_setting
 
     remember_user_setting()  # OMP_NUM_THREADS set by the user wins in every run and sweep job
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(glue_option_values(sys.argv[1:] if argv is None else list(argv)))
     try:
         return args.func(args)
     except UserError as err:

@@ -24,13 +24,17 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
 
 from ..results.speed_probe import machine_ratio, this_machine
 
 C0, C1 = 1.85e-3, 3.6e-10  # seconds per step, seconds per unit of W (fitted, see above)
+# The speed probe (results/speed_probe.py) of the machine the cost model was fitted on (2-core AMD EPYC, one thread):
+# modelled seconds are scaled by this machine's probe / this figure, as finished runs are by their recorded probe.
+REFERENCE_PROBE_S = 1.2e-3
+WARN_CPU_HOURS = 10.0  # above this, the estimate line warns (issue 58): a sweep that size wants SLURM or a subset
 RUN_OVERHEAD_S = 1.0  # per point: the job's composition, data, model build and evaluation (not in train.wall_s)
 # median measured / modelled per (likelihood, hyperparameters, batched): the archived DLM reproductions
 FACTORS = {
@@ -74,8 +78,8 @@ def n_train(config: dict) -> int | None:
 
     ds, p = config["dataset"], config["protocol"]
     try:
-        n = get_spec(ds["name"]).shape[0]
-    except Exception:  # csv or an unknown size
+        n = csv_rows(ds["path"]) if ds["name"] == "csv" else get_spec(ds["name"]).shape[0]
+    except Exception:  # an unknown size (an unreadable file: the plan's data check names it)
         n = None
     name = p.get("name")
     if n is None:
@@ -86,6 +90,21 @@ def n_train(config: dict) -> int | None:
     frac = 0.8 if name == "pac" else p.get("train_frac", 0.67)
     base = int(round(frac * n))
     return min(base, p["train_size"]) if p.get("train_size") else base
+
+
+def csv_rows(path: str) -> int | None:
+    """Data rows of a `dataset=csv` file (parquet: from its footer; text: lines after the header), for the estimate;
+    the file itself is read and checked by the sweep's data check (preflight.py)."""
+    from pathlib import Path
+
+    p = Path(path)
+    if p.suffix.lower() in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(p).metadata.num_rows
+    with open(p, "rb") as f:
+        lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+    return max(lines - 1, 0) or None
 
 
 def cost_class(config: dict, model: str, likelihood: str | None, batched: bool) -> tuple:
@@ -134,6 +153,7 @@ class Estimate:
     unknown: int = 0  # points with no estimate (own-loop models without a finished run of the same settings)
     calibrated_on: int = 0  # finished runs the model's factors were recalibrated on
     beyond_grid: int = 0  # beta_index past the grid's end at the point's training size: its run will not train
+    per_point: list = field(default_factory=list)  # each point's seconds, in the order given (None: no estimate)
 
     def line(self) -> str:
         total = self.from_runs + self.from_model + self.unknown
@@ -150,7 +170,11 @@ class Estimate:
             how.append(f"{self.unknown} without an estimate (models with their own fit loop: run one point first)")
         if self.beyond_grid:
             how.append(f"{self.beyond_grid} beyond the beta grid at their training size (not counted: nothing to run)")
-        return parts[0] + (": " + "; ".join(how) if how else "")
+        line = parts[0] + (": " + "; ".join(how) if how else "")
+        if hours > WARN_CPU_HOURS:
+            line += (f"; WARNING: above {WARN_CPU_HOURS:g} CPU hours: consider launcher=slurm, a smaller grid or "
+                     "--time-limit")
+        return line
 
 
 def finished_runs(root: Path) -> list[dict]:
@@ -236,20 +260,30 @@ def estimate(points: list[tuple[dict, str | None]], root: Path) -> Estimate:
     for config, _ in points:
         if batched_point(config) and not beyond_grid(config):
             groups[settings_key(config)] += 1
+    scale = None  # this machine's speed against the cost model's (probed only when the model is used)
     for config, likelihood in points:
         if beyond_grid(config):
             est.beyond_grid += 1
+            est.per_point.append(0.0)
             continue
         key = settings_key(config)
         overhead = RUN_OVERHEAD_S / groups[key] if key in groups else RUN_OVERHEAD_S
         if same.get(key):
             est.seconds += median(same[key]) + overhead
+            est.per_point.append(median(same[key]) + overhead)
             est.from_runs += 1
             continue
         m = modelled_seconds(config, config["model"]["name"], likelihood, batched_point(config), factors)
         if m is None:
             est.unknown += 1
+            est.per_point.append(None)
             continue
-        est.seconds += m + overhead
+        if cost_class(config, config["model"]["name"], likelihood, batched_point(config)) in factors:
+            factor = 1.0  # recalibrated on finished runs, already in this machine's seconds
+        else:
+            scale = machine_ratio(REFERENCE_PROBE_S, this_machine()) if scale is None else scale
+            factor = scale
+        est.seconds += m * factor + overhead
+        est.per_point.append(m * factor + overhead)
         est.from_model += 1
     return est

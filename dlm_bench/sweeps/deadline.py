@@ -38,6 +38,9 @@ _DURATION = re.compile(r"(\d+(?:\.\d+)?)([dhms])")
 def parse_duration(text: str) -> float:
     """Seconds in '2h30m', '90m', '1.5h', '45s', '1d' or a bare number of seconds; ValueError (one line) else."""
     s = str(text).strip().lower().replace(" ", "")
+    if s.startswith("-") and len(s) > 1:  # -5m: a negative duration, not "not a duration"
+        parse_duration(s[1:])
+        raise ValueError(f"--time-limit {text!r} must be a finite duration > 0")
     try:
         seconds = float(s)
     except ValueError:

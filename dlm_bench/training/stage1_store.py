@@ -99,7 +99,7 @@ DEFAULT_PROGRESS_S = 60.0
 SIDECAR = ".sha256"
 
 
-def _env_seconds(name: str, default: float) -> float:
+def env_seconds(name: str, default: float) -> float:
     value = os.environ.get(name)
     if value in (None, ""):
         return default
@@ -133,9 +133,9 @@ class PretrainStore:
         self.root = Path(root) / STORE_DIR
         self.poll_s = poll_s
         wait = wait_s if wait_s is not None else timeout_s  # timeout_s: the old name
-        self.wait_s = wait if wait is not None else _env_seconds("DLM_BENCH_PRETRAIN_WAIT_S", DEFAULT_WAIT_S)
+        self.wait_s = wait if wait is not None else env_seconds("DLM_BENCH_PRETRAIN_WAIT_S", DEFAULT_WAIT_S)
         self.progress_s = (progress_s if progress_s is not None
-                           else _env_seconds("DLM_BENCH_PRETRAIN_PROGRESS_S", DEFAULT_PROGRESS_S))
+                           else env_seconds("DLM_BENCH_PRETRAIN_PROGRESS_S", DEFAULT_PROGRESS_S))
         self.trainings = 0
         self.rebuilt = 0
 

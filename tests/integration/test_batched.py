@@ -110,7 +110,7 @@ def keep_sigterm_handler():
 
 def _member(tmp_path, k=2):
     from dlm_bench.run.batched import group_lock_dir
-    from dlm_bench.sweeps.launch import point_state
+    from dlm_bench.sweeps.job import point_state
 
     cfg = compose_config(TINY + ["method=dlm", f"objective.beta_index={k}", "objective.beta_batch=true",
                                  f"results_dir={tmp_path}"])
@@ -123,7 +123,7 @@ def test_a_job_whose_point_the_group_holder_trains_returns_without_waiting(tmp_p
     """joblib / SLURM: the group's other jobs free their worker at once instead of waiting out the group
     (before, every such job slept on the group lock, so two joblib workers trained one group at a time)."""
     from dlm_bench.run import batched
-    from dlm_bench.sweeps import launch as sweep
+    from dlm_bench.sweeps import job as sweep
 
     cfg, run_dir, group_dir = _member(tmp_path)
     _lock_as(group_dir, other_processes[0])
@@ -141,7 +141,7 @@ def test_a_job_waits_for_a_group_holder_that_does_not_train_its_point(tmp_path, 
     """Waiting is kept where it is needed: the holder (e.g. a sweep over fewer betas) left this member out, or
     another sweep, not the holder, has the member's lock."""
     from dlm_bench.run import batched
-    from dlm_bench.sweeps import launch as sweep
+    from dlm_bench.sweeps import job as sweep
     from dlm_bench.util.locks import holder
 
     cfg, run_dir, group_dir = _member(tmp_path)

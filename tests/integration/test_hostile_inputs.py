@@ -45,6 +45,7 @@ class Row:
     words: tuple[str, ...] = ()
     absent: tuple[str, ...] = ()
     setup: object = None  # setup(ctx) before the command: writes the files the row needs
+    env: dict | None = None  # environment for the command ({tmp}, {refused}: a 127.0.0.1 port that refuses)
 
 
 # --- fixtures: the files the rows read ------------------------------------------------------------------------
@@ -104,6 +105,7 @@ def make_tables(fx: Path) -> None:
     zip_codes = base.assign(zip=[[1010, 2020, 3030][i % 3] for i in range(40)])
     _write(fx, "zip.csv", _csv(zip_codes))
     (fx / "folder").mkdir()
+    (fx / "garbage.csv").write_bytes(bytes(np.random.default_rng(2).integers(0, 256, 4000, dtype=np.uint8)))
 
 
 # --- report fixtures ----------------------------------------------------------------------------------------
@@ -575,8 +577,37 @@ LOCK_ROWS = [
     Row("lock_garbled_old", DRY, 0, ("1 new",), ("running elsewhere",), garbled_lock(60)),
 ]
 
+# errors of the machine, not of a point (issues 54, 58): exit 2 before any job, nothing written (before, each was a
+# failed run.json per point that every later sweep skipped). No network: downloads go to a proxy port that refuses.
+OFFLINE = {"DLM_BENCH_MIRROR": "", "DLM_BENCH_DATA": "{tmp}/cache", "https_proxy": "http://127.0.0.1:{refused}",
+           "http_proxy": "http://127.0.0.1:{refused}", "HTTPS_PROXY": "http://127.0.0.1:{refused}",
+           "HTTP_PROXY": "http://127.0.0.1:{refused}", "no_proxy": "", "NO_PROXY": ""}
+SWEEP = ["sweep", "seed=0", *TINY]
+MACHINE_ROWS = [
+    Row("sweep_heartbeat_not_a_number", SWEEP, 2, ("DLM_BENCH_HEARTBEAT_S", "'abc'", "nothing was run"),
+        env={"DLM_BENCH_HEARTBEAT_S": "abc"}),
+    Row("sweep_pretrain_wait_not_a_number", SWEEP, 2, ("DLM_BENCH_PRETRAIN_WAIT_S='abc'", "nothing was run"),
+        env={"DLM_BENCH_PRETRAIN_WAIT_S": "abc"}),
+    Row("sweep_device_cuda_without_cuda", [*SWEEP, "device=cuda"], 2, ("device=cuda", "no CUDA device"),
+        env={"CUDA_VISIBLE_DEVICES": ""}),
+    Row("sweep_csv_good_then_garbage", ["sweep", "dataset=csv", "dataset.path={fx}/good.csv,{fx}/garbage.csv",
+                                        "dataset.target=y", "dataset.task=regression", *TINY], 2,
+        ("grid point 1", "garbage.csv", "nothing was run")),
+    Row("sweep_slurm_not_here", [*SWEEP, "launcher=slurm"], 2, ("launcher=slurm", "sbatch is not on PATH"),
+        ("srun",), env={"PATH": os.path.dirname(sys.executable)}),
+    Row("sweep_time_limit_negative", ["sweep", "--time-limit", "-5m", *SWEEP[1:]], 2,
+        ("--time-limit '-5m' must be a finite duration > 0",), ("usage",)),
+    Row("sweep_data_offline", [*SWEEP, "dataset=creep"], 2,
+        ("needs dataset creep", "no connection", "DLM_BENCH_MIRROR", "dlm-bench fetch creep", "nothing was run"),
+        env=OFFLINE),
+    Row("sweep_dry_run_data_offline", ["sweep", "--dry-run", "dataset=creep", "seed=0,1", *TINY], 2,
+        ("DATA UNAVAILABLE", "2 without data"), env=OFFLINE),
+    Row("sweep_data_from_mirror_control", ["sweep", "--estimate", "dataset=creep", "seed=0", *TINY], 0,
+        ("1 new",), ("DATA UNAVAILABLE",), env={**OFFLINE, "DLM_BENCH_MIRROR": "/work/shared/data"}),
+]
+
 ROWS = (DATA_ROWS + CONFIG_ROWS + UNUSED_ROWS + DATA_SIZE_ROWS + MISC_CONFIG_ROWS + OWN_LOOP_ROWS + REPORT_ROWS
-        + LOCK_ROWS)
+        + LOCK_ROWS + MACHINE_ROWS)
 
 
 def test_the_table_is_large_and_its_ids_unique():
@@ -608,6 +639,14 @@ def _alarm(signum, frame):
 def test_hostile_input(row, fx, sleeper, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)  # nothing may land in the working directory either
     ctx = {"tmp": tmp_path, "fx": fx, "sleeper": sleeper}
+    if row.env:
+        if any("/work/shared/data" in v for v in row.env.values()) and not Path("/work/shared/data").is_dir():
+            pytest.skip("the offline data mirror /work/shared/data is absent")
+        with socket.socket() as s:  # a port nothing listens on: connections to it are refused
+            s.bind(("127.0.0.1", 0))
+            refused = s.getsockname()[1]
+        for k, v in row.env.items():
+            monkeypatch.setenv(k, v.replace("{tmp}", str(tmp_path)).replace("{refused}", str(refused)))
     if row.setup is not None:
         row.setup(ctx)
     args = [a.replace("{tmp}", str(tmp_path)).replace("{fx}", str(ctx["fx"])) for a in row.args]
@@ -645,3 +684,28 @@ def test_hostile_input(row, fx, sleeper, tmp_path, capsys, monkeypatch):
             assert not list(tmp_path.rglob("curve.csv"))
         if args[0] == "sweep":
             assert set(tmp_path.rglob("*")) <= before | {tmp_path / "res"}, "a refused sweep wrote files"
+
+
+def test_ctrl_c_on_a_joblib_sweep_prints_one_line(tmp_path):
+    """Issue 58: Ctrl-C (SIGINT to the terminal's process group) on a joblib sweep printed `dlm-bench: interrupted`,
+    then loky's resource-tracker leak warning and two `KeyError: '/loky-...'` tracebacks (the parent had killed the
+    trackers). Now: that one line, exit 130, no worker left behind."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    cmd = [sys.executable, "-m", "dlm_bench.cli", "sweep", "trainer.max_iters=100000", "model.num_inducing=10",
+           "seed=0,1", "launcher=joblib", f"results_dir={tmp_path}"]
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.rglob(LOCK_NAME))) < 2 and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.5)  # both jobs hold their run lock: they are training in loky workers
+    time.sleep(2)
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=90)
+    lines = [ln for ln in err.splitlines() if "[HYDRA]" not in ln and not ln.startswith("sweep: ")]  # progress lines
+    assert p.returncode == 130 and lines == ["dlm-bench: interrupted"], err
+    for _ in range(40):  # the resource trackers exit once they see their pipe to the sweep close
+        left = subprocess.run(["pgrep", "-g", str(p.pid)], capture_output=True, text=True).stdout.split()
+        if not left:
+            break
+        time.sleep(0.5)
+    assert left == [], f"processes left in the sweep's group: {left}"

@@ -48,7 +48,10 @@ def test_failure_is_isolated_and_retry_failed_reruns_only_it(tmp_path, monkeypat
 
     monkeypatch.setattr(Trainer, "fit", real_fit)
     counts = run_sweep(FAST + ["seed=0,1,2", f"results_dir={tmp_path}"])
-    assert counts["skipped"] == 3  # failed runs are kept unless asked
+    assert (counts["skipped"], counts["failed_before"]) == (2, 1)  # failed runs are kept unless asked...
+    # ...but a re-run with failed points is no bare success: it says how many and how to retry (issue 54)
+    assert summary_line(counts) == ("sweep: 3 jobs, 3 skipped (1 of them failed before: --retry-failed re-runs "
+                                    "them), 0 run (0 ok, 0 diverged, 0 failed)")
     counts = run_sweep(FAST + ["seed=0,1,2", f"results_dir={tmp_path}", "resume.retry_failed=true"])
     assert (counts["skipped"], counts["ok"]) == (2, 1)
     second = statuses(tmp_path)

@@ -166,17 +166,45 @@ def test_a_worker_stopped_by_sigterm_starts_no_further_job(tmp_path, monkeypatch
     SIGKILLs it; that job must start nothing (it took locks and made run dirs it never released)."""
     import signal
 
+    from dlm_bench.errors import Terminated
     from dlm_bench.run import signals
-    from dlm_bench.sweeps import launch as sweep
+    from dlm_bench.sweeps import job, launch
 
     monkeypatch.setattr(signals, "stop_workers", lambda **_: [])
-    with pytest.raises(sweep.Terminated):
+    with pytest.raises(Terminated):
         signals.raise_terminated(signal.SIGTERM, None)
     cfg = compose_config(["trainer.max_iters=5", "model.num_inducing=10", f"results_dir={tmp_path}"])
-    with pytest.raises(sweep.Terminated):
-        sweep.sweep_job(cfg)
+    with pytest.raises(Terminated):
+        job.sweep_job(cfg)
     assert not tmp_path.exists() or list(tmp_path.rglob("*")) == []
     # a new sweep in this process starts afresh
-    counts = sweep.run_sweep(["trainer.max_iters=5", "model.num_inducing=10", "launcher=local",
+    counts = launch.run_sweep(["trainer.max_iters=5", "model.num_inducing=10", "launcher=local",
                               "trainer.progress=off", f"results_dir={tmp_path}"])
     assert counts["ok"] == 1
+
+
+@pytest.mark.parametrize("err", ["DatasetError", "PermissionError", "ConfigError"])
+def test_an_error_of_the_machine_is_not_written_as_the_points_result(tmp_path, monkeypatch, err):
+    """Issue 54: data that cannot be had, a permission or a missing device, raised before training, is the machine's:
+    no failed run.json (which every later sweep would skip), outcome not_run; a training failure is still recorded."""
+    from dlm_bench.data import DatasetError
+    from dlm_bench.errors import ConfigError
+    from dlm_bench.sweeps import job
+
+    exc = {"DatasetError": DatasetError, "PermissionError": PermissionError, "ConfigError": ConfigError}[err]
+
+    def refuse(cfg):
+        raise exc("cannot download cadata (no connection)")
+
+    monkeypatch.setattr(job, "execute", refuse)
+    cfg = compose_config(["trainer.max_iters=5", "model.num_inducing=10", f"results_dir={tmp_path}"])
+    assert job.sweep_job(cfg) == "not_run"
+    assert not list(tmp_path.rglob("run.json"))
+
+    def crash(cfg):
+        raise RuntimeError("a bug of this point")
+
+    monkeypatch.setattr(job, "execute", crash)
+    assert job.sweep_job(cfg) == "failed"
+    (written,) = tmp_path.rglob("run.json")
+    assert json.loads(written.read_text())["status"] == "failed"

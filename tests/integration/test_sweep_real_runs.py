@@ -15,7 +15,8 @@ import pytest
 from dlm_bench.cli import compose_config, main
 from dlm_bench.run import run_dir_for
 from dlm_bench.run.signals import descendants as _descendants
-from dlm_bench.sweeps.launch import plan_sweep, run_sweep
+from dlm_bench.sweeps.launch import run_sweep
+from dlm_bench.sweeps.plan import plan_sweep
 from dlm_bench.util.locks import LOCK_NAME
 from tests.helpers import cli_command
 
@@ -61,7 +62,7 @@ def test_dry_run_lists_grid_names_and_states_without_running(tmp_path, capsys):
 
 
 def test_large_dry_run_reports_progress_on_stderr(tmp_path, capsys, monkeypatch):
-    import dlm_bench.sweeps.launch as sweep
+    import dlm_bench.sweeps.plan as sweep
 
     monkeypatch.setattr(sweep, "PROGRESS_FROM", 10)  # a paper-size grid, scaled down
     ov = FAST + [f"results_dir={tmp_path}", "method=elbo", "seed=range(0,20)"]
@@ -133,7 +134,7 @@ def _live(pid: int) -> bool:
 
 @pytest.mark.slow
 def test_sigkill_to_a_joblib_sweep_leaves_no_worker(tmp_path, cli_env):
-    """A SIGKILLed sweep cannot stop its workers: each worker's watchdog (sweep.watch_parent) sees its parent gone,
+    """A SIGKILLed sweep cannot stop its workers: each worker's watchdog (sweeps/watchdog.py) sees its parent gone,
     SIGTERMs itself (the job unwinds and releases its lock) and exits."""
     from dlm_bench.util.locks import holder
 

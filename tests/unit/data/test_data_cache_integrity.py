@@ -20,7 +20,7 @@ from dlm_bench.data import DATASETS, DatasetError, DatasetSpec, RemoteFile
 from dlm_bench.data.api import load_spec
 from dlm_bench.data.cache import read_sidecar, sidecar_path
 from dlm_bench.run import run_name
-from dlm_bench.sweeps.launch import Terminated
+from dlm_bench.errors import Terminated
 
 fetch_mod = importlib.import_module("dlm_bench.data.fetch")
 

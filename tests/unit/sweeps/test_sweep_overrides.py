@@ -1,6 +1,6 @@
 """`dlm-bench sweep` composes and validates every grid point before submitting: list values are not sweeps."""
 
-from dlm_bench.sweeps.launch import plan_sweep
+from dlm_bench.sweeps.plan import plan_sweep
 
 
 def test_list_values_are_one_value_and_every_point_is_composed(tmp_path):

@@ -1,0 +1,163 @@
+"""The sweep's point job: `sweep_job(cfg)`, the Hydra task function of `dlm-bench sweep`.
+
+It skips grid points whose run.json already says ok / diverged (and failed, unless resume.retry_failed), records a
+failure of the point's training as a failed run.json, and returns its outcome so the parent can count skipped / run /
+failed jobs, whichever launcher (basic, joblib, submitit_slurm) ran it. Errors of the machine (data that cannot be
+had, disk, permissions) are not a point's result: nothing is written for them (outcome `not_run`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from ..config.beta_grid import OutsideBetaGrid, apply_beta_grid_flag
+from ..data import DatasetError
+from ..errors import ConfigError, NotApplicable, ResultsNotWritten
+from ..results.contract import read_status
+from ..run import execute, run_dir_for
+from ..run.batched import RunningElsewhere, group_lock, requested
+from ..run.progress import progress
+from ..run.record import failure_record
+from ..run.signals import check_not_terminated, install
+from ..util.locks import RunLock, holder
+from .deadline import defer_reason
+from .progress import announce
+from .watchdog import in_joblib_worker, watch_parent
+
+OUTCOMES = ("skipped", "failed_before", "ok", "diverged", "failed", "not_run", "outside_grid", "not_applicable",
+            "running_elsewhere", "deferred")
+
+
+def _set_threads(cfg: DictConfig) -> int:
+    import torch
+
+    from ..run.threads import set_cores
+
+    cpus = cfg.launcher.cpus
+    if cpus is None:
+        cpus = max(1, (os.cpu_count() or 1) // max(1, cfg.launcher.n_jobs))
+    torch.set_num_threads(cpus)
+    set_cores(cpus)  # the run then takes 1 thread or these `cpus` (dlm_bench/run/threads.py)
+    return cpus
+
+
+def point_state(cfg: DictConfig, run_dir: Path | None = None) -> tuple[str, Path | None]:
+    """What a sweep does with this grid point, before it runs: (state, run_dir) with state one of
+    new | done | failed | rerun | outside_grid | running_elsewhere. Mutates cfg.objective like a run."""
+    try:
+        apply_beta_grid_flag(cfg.objective)
+    except OutsideBetaGrid:
+        return "outside_grid", None
+    run_dir = run_dir_for(cfg) if run_dir is None else run_dir
+    status = read_status(run_dir)
+    if status is not None and not cfg.resume.force:
+        if status in ("ok", "diverged"):
+            return "done", run_dir
+        if status == "failed" and not cfg.resume.retry_failed:
+            return "failed", run_dir
+    if holder(run_dir) is not None:
+        return "running_elsewhere", run_dir
+    return ("new" if status is None else "rerun"), run_dir
+
+
+def sweep_job(cfg: DictConfig) -> str:
+    """One grid point. Never raises for a failing configuration (it is recorded); returns an OUTCOME. A job that
+    trains tells the sweep's progress display when it starts and ends (progress.announce)."""
+    started: list = []
+    outcome = "interrupted"  # what the progress line says when the job unwinds (Ctrl-C, SIGTERM) without an outcome
+    try:
+        outcome = _sweep_job(cfg, started)
+        return outcome
+    finally:
+        if started or outcome == "skipped":  # skipped at run time: a batched group's member its group job trained
+            announce("end", outcome)
+
+
+def _started(started: list) -> None:
+    started.append(1)
+    announce("start")
+
+
+def _sweep_job(cfg: DictConfig, started: list) -> str:
+    check_not_terminated()
+    if in_joblib_worker(cfg):
+        install()  # SIGTERM (from the watchdog or the parent's stop_workers) unwinds the job
+        watch_parent()
+    _set_threads(cfg)
+    state, run_dir = point_state(cfg)
+    if state == "outside_grid":
+        return "outside_grid"
+    if state == "done":
+        return "skipped"
+    if state == "failed":  # skipped, but counted apart: a re-run of a sweep with failed points is no bare success
+        return "failed_before"
+    if state != "running_elsewhere":
+        why = defer_reason(cfg)  # sweep --time-limit: a point that would not finish waits for the next sweep
+        if why:
+            progress(run_dir, "deferred", {}, None, why)
+            return "deferred"
+    if requested(cfg):  # objective.beta_batch: the first job of a beta group trains the group
+        return sweep_group_job(cfg, run_dir, started)
+    install()  # a joblib worker stopped by stop_workers() unwinds through `finally` and releases its lock
+    lock = RunLock(run_dir)
+    if not lock.acquire():
+        progress(run_dir, "running elsewhere", {}, None)
+        return "running_elsewhere"
+    try:
+        if point_state(cfg)[0] in ("done", "failed"):  # another sweep finished it before we locked
+            return "skipped"
+        _started(started)
+        return _execute_point(cfg, run_dir)
+    finally:
+        lock.release()
+
+
+# Errors of the machine, not of the point: data that cannot be had (DatasetError), a device or setting this machine
+# lacks (ConfigError), a full disk or a permission (OSError). run.execute raises them only before training (after it,
+# a failure is recorded by the harness itself); written as a failed run.json, every later sweep would skip the point.
+MACHINE_ERRORS = (DatasetError, ConfigError, OSError)
+
+
+def _execute_point(cfg: DictConfig, run_dir: Path) -> str:
+    """harness.execute for a sweep point: its outcome, with a progress line; failures recorded."""
+    try:
+        record, _ = execute(cfg)
+        progress(run_dir, record.status, record.metrics, record.train.get("total_wall_s", record.train.get("wall_s")))
+        return record.status
+    except RunningElsewhere:
+        progress(run_dir, "running elsewhere", {}, None)
+        return "running_elsewhere"
+    except OutsideBetaGrid:
+        return "outside_grid"
+    except ResultsNotWritten as err:  # trained, but its run directory could not be written: rescued elsewhere
+        progress(run_dir, "failed", {}, None, str(err))
+        return "failed"
+    except NotApplicable as err:  # a point the paper does not have: nothing written
+        progress(run_dir, "not applicable", {}, None, str(err))
+        return "not_applicable"
+    except MACHINE_ERRORS as err:  # raised before training (execute writes nothing then): not the point's result
+        progress(run_dir, "not run", {}, None, f"{type(err).__name__}: {err} (nothing written)")
+        return "not_run"
+    except Exception as err:  # other errors of this grid point: recorded, the sweep goes on
+        failure_record(cfg, err)
+        progress(run_dir, "failed", {}, None, f"{type(err).__name__}: {err}")
+        return "failed"
+
+
+def sweep_group_job(cfg: DictConfig, run_dir: Path, started: list | None = None) -> str:
+    """sweep_job for a beta_batch grid point: wait for the group lock, then train the group unless the point
+    was finished meanwhile (by the job that held the lock). Returns at once ("skipped") when the lock's holder
+    is training this point."""
+    install()
+    with group_lock(cfg, member=run_dir) as held:
+        # not held: the group's job (another worker or sweep) is training this point; like the group's
+        # members that a one-at-a-time launcher finds done, it counts as skipped
+        if not held or point_state(cfg)[0] in ("done", "failed"):
+            return "skipped"
+        _started([] if started is None else started)
+        return _execute_point(cfg, run_dir)
+
+

@@ -1,0 +1,224 @@
+"""Sweep progress (issue 57): a line as each job starts and ends, with k/N, the time elapsed and the time left.
+
+The jobs may run in this process (launcher=local), in loky workers (joblib) or on other nodes (SLURM), so they do
+not print the count themselves: each appends `start|end <job number> <time> [outcome]` to an events file the sweep
+names in DLM_BENCH_PROGRESS_FILE (in the results directory: a cluster's shared file system), one short O_APPEND
+write per event (atomic on a local file system, and a lost line only costs a progress line). The sweep's process
+reads the file in a thread and shows it: a tqdm bar on a terminal, plain lines elsewhere (logs, SLURM output).
+
+Time left = the cost model's seconds of the jobs not yet finished (plan.plan_estimate, in this machine's speed by the
+speed probe) x the ratio measured / estimated of the jobs that finished (1 before the first), x the load factor
+max(1, loadavg / cores) (os.getloadavg: a loaded machine gives each job less than a core), / the jobs that run at
+once. Jobs without an estimate (own-loop models) count as the mean measured job once one finished.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+PROGRESS_ENV = "DLM_BENCH_PROGRESS_FILE"
+POLL_S = 0.5
+
+
+def announce(event: str, outcome: str = "") -> None:
+    """In a job: append this job's start / end to the sweep's events file (nothing outside a sweep)."""
+    path = os.environ.get(PROGRESS_ENV)
+    if not path:
+        return
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        num = HydraConfig.get().job.num
+    except Exception:  # not a Hydra job (a test calling sweep_job directly)
+        return
+    line = f"{event} {num} {time.time():.3f} {outcome}\n".encode()
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+    except OSError:  # progress is best effort; the job's result does not depend on it
+        pass
+
+
+def load_factor() -> float:
+    """max(1, 1-minute load average / cores): how much longer a job takes than on an idle machine."""
+    try:
+        return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+    except OSError:
+        return 1.0
+
+
+def fmt(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    s = int(round(seconds))
+    if s >= 3600:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
+
+
+class Progress:
+    """Reads the events file and tells how far the sweep is. `estimates`: each job's single-core seconds in Hydra's
+    job order (0: will not run; None: unknown); `parallel`: jobs at once (joblib's n_jobs; 1 for local)."""
+
+    def __init__(self, path: Path, estimates: list, parallel: int, skip=(), clock=time.time, load=load_factor):
+        self.path, self.estimates, self.parallel = Path(path), list(estimates), max(1, parallel)
+        self.clock, self.load = clock, load
+        self.t0 = clock()
+        self.started: dict[int, float] = {}
+        # jobs the plan knows will not train (done, failed before, not applicable) count as done from the start
+        self.planned_skip = set(skip)
+        self.ended: dict[int, tuple[float, str]] = {num: (self.t0, "skipped") for num in skip}
+        self._offset = 0
+
+    @classmethod
+    def for_plan(cls, plan: list, estimates: list) -> "Progress | None":
+        """The display for a planned sweep: events file under <results_dir>/.sweep-progress/ (None if it cannot be
+        made: the sweep then runs without progress lines)."""
+        configs = [p.config for p in plan if p.config is not None]
+        if not configs:
+            return None
+        launcher = configs[0].get("launcher") or {}
+        name = launcher.get("name")
+        parallel = 1
+        if name == "joblib":
+            n = launcher.get("n_jobs") or 1
+            parallel = (os.cpu_count() or 1) if n < 0 else n
+        elif name == "slurm":
+            parallel = launcher.get("array_parallelism") or 1
+        folder = Path(configs[0]["results_dir"]) / ".sweep-progress"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            return None
+        path = folder / f"{os.getpid()}-{int(time.time())}.events"
+        skip = [i for i, p in enumerate(plan) if p.config is None]
+        return cls(path, estimates, min(parallel, max(1, len(configs))), skip)
+
+    def remove(self) -> None:
+        try:
+            self.path.unlink()
+            self.path.parent.rmdir()  # only when no other sweep's file is there
+        except OSError:
+            pass
+
+    @property
+    def total(self) -> int:
+        return len(self.estimates)
+
+    @property
+    def skipped(self) -> int:
+        return sum(1 for num, (_, o) in self.ended.items() if o == "skipped" and num not in self.started)
+
+    def read(self) -> list[str]:
+        """New events as lines to print."""
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self._offset)
+                data = f.read()
+        except FileNotFoundError:
+            return []
+        complete = data[: data.rfind(b"\n") + 1]
+        self._offset += len(complete)
+        out = []
+        for raw in complete.decode(errors="replace").splitlines():
+            parts = raw.split()
+            if len(parts) < 3 or not parts[1].isdigit():
+                continue
+            event, num, at = parts[0], int(parts[1]), float(parts[2])
+            if event == "start":
+                self.started[num] = at
+                out.append(f"sweep: job #{num} started ({len(self.started) + self.skipped}/{self.total}), "
+                           f"elapsed {fmt(self.clock() - self.t0)}, about {fmt(self.left())} left")
+            elif event == "end" and num not in self.planned_skip:
+                outcome = parts[3] if len(parts) > 3 else "?"
+                self.ended[num] = (at, outcome)
+                took = at - self.started[num] if num in self.started else None
+                out.append(f"sweep: job #{num} {outcome} in {fmt(took)} ({len(self.ended)}/{self.total} done), "
+                           f"elapsed {fmt(self.clock() - self.t0)}, about {fmt(self.left())} left")
+        return out
+
+    def ratio(self) -> float:
+        """measured / estimated seconds over the jobs that finished in this sweep (1 before the first). A batched
+        beta group's job trains its members, whose own jobs then end `skipped`: their estimates count as done by
+        the group's measured time once they have ended."""
+        measured = estimated = 0.0
+        for num, (at, outcome) in self.ended.items():
+            if num in self.planned_skip:
+                continue
+            est = self.estimates[num] if num < len(self.estimates) else None
+            if outcome in ("ok", "diverged", "failed") and num in self.started:
+                measured += at - self.started[num]
+            estimated += est or 0.0
+        return measured / estimated if estimated > 0 and measured > 0 else 1.0
+
+    def mean_measured(self) -> float | None:
+        took = [at - self.started[n] for n, (at, o) in self.ended.items() if n in self.started and o in ("ok", "diverged")]
+        return sum(took) / len(took) if took else None
+
+    def left(self) -> float | None:
+        """Wall seconds left: the unfinished jobs' estimates, refined and scaled (see the module docstring)."""
+        ratio, mean, now = self.ratio(), self.mean_measured(), self.clock()
+        # the cost model is in idle single-core seconds: the load factor applies until finished jobs measured it
+        scale = ratio if any(o in ("ok", "diverged") for _, o in self.ended.values()) else self.load()
+        left = 0.0
+        for num, est in enumerate(self.estimates):
+            if num in self.ended:
+                continue
+            if est is None:
+                if mean is None:
+                    return None
+                est, one = mean, 1.0
+            else:
+                one = scale
+            job = est * one
+            if num in self.started:  # running: what it has done so far is not left
+                job = max(job - (now - self.started[num]), 0.0)
+            left += job
+        return left / self.parallel
+
+
+class Monitor:
+    """The thread that shows a sweep's progress while its jobs run: tqdm on a terminal, lines elsewhere."""
+
+    def __init__(self, progress: Progress, stream=None):
+        self.progress, self.stream = progress, stream or sys.stderr
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="dlm-bench-sweep-progress", daemon=True)
+        self.bar = None
+        if self.stream.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=progress.total, unit="job", file=self.stream, dynamic_ncols=True, desc="sweep")
+
+    def __enter__(self) -> "Monitor":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self._show()  # the last events
+        if self.bar is not None:
+            self.bar.close()
+
+    def _run(self) -> None:
+        while not self._stop.wait(POLL_S):
+            self._show()
+
+    def _show(self) -> None:
+        lines = self.progress.read()
+        if self.bar is not None:
+            if lines:
+                self.bar.n = len(self.progress.ended)
+                self.bar.set_postfix_str(f"about {fmt(self.progress.left())} left", refresh=False)
+                self.bar.refresh()
+            return
+        for line in lines:
+            print(line, file=self.stream, flush=True)

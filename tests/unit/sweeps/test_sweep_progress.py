@@ -1,0 +1,77 @@
+"""Sweep progress (sweeps/progress.py, issue 57): the events a job writes, the lines shown, and the time left
+against a hand computation of its rule (estimates x measured/estimated ratio x load, / parallel jobs)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dlm_bench.sweeps.progress import Progress, fmt
+
+
+class Clock:
+    def __init__(self, t=1000.0):
+        self.t = t
+
+    def __call__(self):
+        return self.t
+
+
+def write(path, *lines):
+    with open(path, "a") as f:
+        f.write("".join(line + "\n" for line in lines))
+
+
+def test_time_left_before_any_job_is_the_estimate_scaled_by_load_over_parallel_jobs(tmp_path):
+    clock = Clock()
+    p = Progress(tmp_path / "e", [10.0, 20.0, 30.0, 0.0], parallel=2, skip=[3], clock=clock, load=lambda: 1.5)
+    assert p.left() == pytest.approx((10 + 20 + 30) * 1.5 / 2)
+    assert p.read() == []  # no events file yet
+
+
+def test_finished_jobs_refine_the_estimate_and_lines_count_k_of_n(tmp_path):
+    clock = Clock()
+    ev = tmp_path / "e"
+    p = Progress(ev, [10.0, 20.0, 30.0, 0.0], parallel=1, skip=[3], clock=clock, load=lambda: 1.5)
+    write(ev, "start 0 1000.0", "end 0 1025.0 ok", "start 1 1025.0")  # job 0 took 25 s for 10 estimated: ratio 2.5
+    clock.t = 1030.0
+    lines = p.read()
+    assert lines[0].startswith("sweep: job #0 started (2/4)")  # the skipped point counts
+    assert lines[1].startswith("sweep: job #0 ok in 25s (2/4 done), elapsed 30s")
+    assert lines[2].startswith("sweep: job #1 started (3/4)")
+    # job 1: 20 x 2.5 = 50, 5 s done -> 45; job 2: 30 x 2.5 = 75; the load factor no longer applies (measured)
+    assert p.left() == pytest.approx(45 + 75)
+    assert lines[2].endswith("about 2m00s left")
+    write(ev, "end 1 10")  # a torn line: ignored
+    write(ev, "start 2 1080.0")
+    clock.t = 1080.0
+    assert p.read()[-1].startswith("sweep: job #2 started (4/4)")
+
+
+def test_jobs_without_an_estimate_use_the_mean_measured_job(tmp_path):
+    clock = Clock()
+    ev = tmp_path / "e"
+    p = Progress(ev, [None, None], parallel=1, clock=clock, load=lambda: 1.0)
+    assert p.left() is None
+    write(ev, "start 0 1000", "end 0 1040 ok")
+    clock.t = 1040.0
+    p.read()
+    assert p.left() == pytest.approx(40.0)
+
+
+@pytest.mark.parametrize("s,text", [(None, "?"), (5, "5s"), (65, "1m05s"), (3725, "1h02m")])
+def test_fmt(s, text):
+    assert fmt(s) == text
+
+
+def test_a_batched_groups_members_count_against_the_groups_measured_time(tmp_path):
+    """The group's job trains 3 members (30 s for 3 x 5 s estimated); the members' own jobs end `skipped`: the ratio
+    becomes 30 / 15 = 2 once they have ended, and a planned skip's end line is not shown again."""
+    clock = Clock()
+    ev = tmp_path / "e"
+    p = Progress(ev, [5.0, 5.0, 5.0, 5.0, 0.0], parallel=1, skip=[4], clock=clock, load=lambda: 1.0)
+    write(ev, "start 0 1000", "end 0 1030 ok", "end 1 1031 skipped", "end 2 1031 skipped", "end 4 1031 skipped")
+    clock.t = 1031.0
+    lines = p.read()
+    assert len(lines) == 4 and lines[-1].startswith("sweep: job #2 skipped")
+    assert p.ratio() == pytest.approx(2.0)
+    assert p.left() == pytest.approx(5.0 * 2.0)
