@@ -81,7 +81,7 @@ def mirror() -> Optional[str]:
     return os.environ.get("DLM_BENCH_MIRROR") or None
 
 
-def _is_url(s: str) -> bool:
+def is_url(s: str) -> bool:
     return bool(re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", s))
 
 
@@ -90,7 +90,7 @@ def source_of(rf: RemoteFile) -> str:
     m = mirror()
     if not m:
         return rf.url
-    if _is_url(m):
+    if is_url(m):
         try:
             parts = urlsplit(m)
         except ValueError as exc:
@@ -177,7 +177,7 @@ def status(spec: DatasetSpec) -> str:
 def _mirror_has(rf: RemoteFile) -> Optional[bool]:
     """True / False for a directory mirror; None for a URL mirror (not probed) or none."""
     m = mirror()
-    if not m or _is_url(m):
+    if not m or is_url(m):
         return None
     return (Path(m).expanduser() / rf.mirror_path).is_file()
 
@@ -325,7 +325,7 @@ def _open(url: str, rf: RemoteFile, headers: dict, attempt: int) -> Optional[req
         resp = requests.get(url, stream=True, timeout=TIMEOUT_S, headers=headers)
     except (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema,
             requests.exceptions.InvalidSchema) as exc:
-        where = " (check DLM_BENCH_MIRROR)" if mirror() and _is_url(mirror()) else ""
+        where = " (check DLM_BENCH_MIRROR)" if mirror() and is_url(mirror()) else ""
         raise DatasetError(f"bad download URL {url!r} for {rf.mirror_path}{where}: {exc}") from None
     if resp.status_code == 429 or resp.status_code >= 500:
         code = resp.status_code
@@ -447,7 +447,7 @@ def _stream_head(rf: RemoteFile, origin: str, out: Path) -> None:
         return False
 
     try:
-        if _is_url(origin):
+        if is_url(origin):
             for attempt in range(RETRIES):
                 try:
                     resp = _open(origin, rf, {}, attempt)
@@ -494,7 +494,7 @@ def stage_file(rf: RemoteFile, area: Path, progress: Optional[bool] = None,
         _stream_head(rf, origin, out)
         return [out]
     try:
-        if _is_url(origin):
+        if is_url(origin):
             if rf.member and origin == rf.url:  # the canonical URL serves a zip around the file
                 zpath = staged.with_name(staged.name + ".download.zip")
                 _download(rf, origin, zpath, _progress(progress))

@@ -57,7 +57,7 @@ def availability(name: str, probe: bool = True) -> Availability:
     """Shipped, cached, in the mirror, downloadable (of N bytes) or unavailable (and why), without fetching.
     probe=False skips the network (a remote file is then taken as downloadable, size unknown)."""
     from ..data import DatasetError, get_spec
-    from ..data.fetch import _is_url, source_of, status
+    from ..data.fetch import is_url, source_of, status
 
     try:
         spec = get_spec(name)
@@ -75,7 +75,7 @@ def availability(name: str, probe: bool = True) -> Availability:
         if is_cached(rf):
             continue
         origin = source_of(rf)
-        if not _is_url(origin):  # a mirror directory
+        if not is_url(origin):  # a mirror directory
             where = "mirror"
             if not Path(origin).is_file():
                 return Availability(name, "unavailable", reason=f"{rf.mirror_path} is not in the mirror {os.environ.get('DLM_BENCH_MIRROR')}")
