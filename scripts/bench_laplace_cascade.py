@@ -1,5 +1,6 @@
 """Benchmark: a Poisson DLM step with the `quadrature` estimator, log E_q[p(y|f)] by Laplace-centred Gauss-Hermite
-with the cascade of rules (likelihoods/quadrature/laplace_hermite.py LAPLACE_NODES) against the single (12, 20) pair it replaced.
+with the cascade of rules (likelihoods/quadrature/laplace_hermite.py LAPLACE_NODES) against the single (12, 20)
+pair it replaced.
 
 With (12, 20) alone most points of a Poisson DLM posterior (var ~ 0.1-1) failed the 12-node check and went to the
 ~380-node panel rule (docs/performance.md, the cost model's known miss). Setting: supplement Figs. 13-14

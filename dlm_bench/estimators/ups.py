@@ -42,7 +42,7 @@ from .quadrature import log_marginal as quadrature_log_marginal
 
 MAX_N = 10
 # K: proposals a (sample, example) pair may draw before its sample comes from the exact fallback (the inverse
-# CDF of the tilted density on the adaptive grid of likelihoods/quadrature.py, `quad.sample_tilted`)
+# CDF of the tilted density on the adaptive grid of likelihoods/quadrature/, `quad.sample_tilted`)
 MAX_PROPOSALS_PER_EXAMPLE = 10_000
 LOG_2PI = math.log(2 * math.pi)
 

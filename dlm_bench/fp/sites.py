@@ -9,7 +9,7 @@ Gaussian, Poisson (log link) and Laplace are closed form (spec 1.6); Poisson's i
 (likelihoods/gaussian.py `gaussian_expected_log_prob`). Logistic, probit and Student-t are thin
 adapters over the likelihood layer's objects (dlm_bench/likelihoods: the same log p, derivatives and
 features; labels -1/+1 mapped to 0/1), and they and the ordinal site integrate with the one adaptive rule of
-likelihoods/quadrature.py (`expected_log_prob_and_derivatives`: E, dE/dm, dE/dv by the composite rule applied to
+likelihoods/quadrature/ (`expected_log_prob_and_derivatives`: E, dE/dm, dE/dv by the composite rule applied to
 the exact derivatives of the integrand, accurate to ~1e-9 for v / width^2 from 1e-4 to 1e4, issue 26).
 `num_nodes` (lgm.quadrature_nodes) no longer changes the rule; it is kept in `params()` for old configs.
 """
@@ -106,7 +106,7 @@ class LaplaceSite(Site):
 
 
 class QuadratureSite(Site):
-    """E, rho, lam by the adaptive rule (likelihoods/quadrature.py): E = E_q[log phi], rho = dE/dm,
+    """E, rho, lam by the adaptive rule (likelihoods/quadrature/): E = E_q[log phi], rho = dE/dm,
     lam = 2 dE/dv. Subclasses give log phi, its derivatives and its features."""
 
     def __init__(self, num_nodes: int = 20):
