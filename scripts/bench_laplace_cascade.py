@@ -1,5 +1,6 @@
 """Benchmark: a Poisson DLM step with the `quadrature` estimator, log E_q[p(y|f)] by Laplace-centred Gauss-Hermite
-with the cascade of rules (likelihoods/quadrature.py LAPLACE_NODES) against the single (12, 20) pair it replaced.
+with the cascade of rules (likelihoods/quadrature/laplace_hermite.py LAPLACE_NODES) against the single (12, 20)
+pair it replaced.
 
 With (12, 20) alone most points of a Poisson DLM posterior (var ~ 0.1-1) failed the 12-node check and went to the
 ~380-node panel rule (docs/performance.md, the cost model's known miss). Setting: supplement Figs. 13-14
@@ -20,6 +21,7 @@ import torch
 import bench_student_t
 import bench_ups
 from dlm_bench.likelihoods import quadrature as quad
+from dlm_bench.likelihoods.quadrature import laplace_hermite as lh
 
 
 def step_ms(bundle, X, y, iters):
@@ -33,7 +35,7 @@ def trusted_share(bundle, X, y):
     y, mu, var = (t.double() for t in (y, mu, var))
     centre = quad.tilted_mode(lik.log_prob_f, lik.log_prob_f_derivs, y, mu, var)
     with torch.no_grad():
-        _, ok = quad._laplace_hermite(lik.log_prob_f, y, mu, var, lik.features(y), centre)
+        _, ok = lh._laplace_hermite(lik.log_prob_f, y, mu, var, lik.features(y), centre)
     return float(ok.double().mean()), float(var.median())
 
 
@@ -43,20 +45,20 @@ EXPERIMENT = ["estimator=quadrature", "model.whiten=false", "model.lengthscale_i
 
 def compare(bundle, X, y, rounds, iters):
     """{label: (ms/iteration, share by Gauss-Hermite, median var)} for the cascade and (12, 20), same q(f)."""
-    rules = {"cascade": quad.LAPLACE_NODES, "(12, 20)": quad.LAPLACE_NODES[:2]}
+    rules = {"cascade": lh.LAPLACE_NODES, "(12, 20)": lh.LAPLACE_NODES[:2]}
     times, share = {label: [] for label in rules}, {}
     start = {k: v.clone() for k, v in bundle.state_dict().items()}
     try:
         for label, nodes in rules.items():
-            quad.LAPLACE_NODES = nodes
+            lh.LAPLACE_NODES = nodes
             share[label] = trusted_share(bundle, X, y)
         for _ in range(rounds):  # interleaved: A B A B ...
             for label, nodes in rules.items():
-                quad.LAPLACE_NODES = nodes
+                lh.LAPLACE_NODES = nodes
                 times[label].append(step_ms(bundle, X, y, iters))
                 bundle.load_state_dict(start)  # both settings time the same q(f)
     finally:
-        quad.LAPLACE_NODES = rules["cascade"]
+        lh.LAPLACE_NODES = rules["cascade"]
     return {label: (statistics.median(times[label]), *share[label]) for label in rules}
 
 

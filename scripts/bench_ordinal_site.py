@@ -1,8 +1,8 @@
 """Benchmark: the ordinal site's expectations (E, dE/dmu, dE/dvar) on a batch shaped like the SGGPM stock runs'
 (856 points, cumulative logit with slope 50, var / width^2 log-normal around 270 with 1 % at 4e4), one thread:
 the batch split by feature levels (`quadrature.expected_log_prob_and_derivatives`, what the sites call) against the
-whole batch in one rule (`quadrature._expected_log_prob_and_derivatives`). Interleaved calls, process CPU time,
-medians. Both give the same numbers to rounding (asserted here; tests/unit/fp/test_fp_core.py)."""
+whole batch in one rule (the same with `by_levels=False`). Interleaved calls, process CPU time, medians. Both
+give the same numbers to rounding (asserted here; tests/unit/fp/test_fp_core.py)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,8 @@ def main(argv=None):
     y, m, v = batch(args.n)
     feats = site.features(y)
     grouped_fn = lambda: quad.expected_log_prob_and_derivatives(site.log_phi, y, m, v, feats, site.derivs)  # noqa: E731
-    whole_fn = lambda: quad._expected_log_prob_and_derivatives(site.log_phi, y, m, v, feats, site.derivs)  # noqa: E731
+    whole_fn = lambda: quad.expected_log_prob_and_derivatives(site.log_phi, y, m, v, feats, site.derivs,  # noqa: E731
+                                                              by_levels=False)
     for a, b in zip(grouped_fn(), whole_fn()):
         torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
     grouped, whole = [], []

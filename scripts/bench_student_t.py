@@ -1,7 +1,7 @@
 """Benchmark: ms per training iteration of a Student-t DLM step (issue 26).
 
 The likelihood term log E_q[p(y|f)] of the Student-t has no closed form (`estimator=exact` runs the
-deterministic quadrature of likelihoods/quadrature.py), so this times exactly the code the likelihood layer
+deterministic quadrature of likelihoods/quadrature/), so this times exactly the code the likelihood layer
 owns: SVGP (M = 50) on the shipped boston data (all training rows, full batch), objective=dlm,
 model.likelihood=student_t; one iteration = loss + backward + Adam step, float64, one thread unless
 --threads. Median over interleaved rounds after a short warm-up. Issue 26's target: <= 1.5x the ms/iteration

@@ -122,10 +122,10 @@ def _bmc(lik, L):
     import math
 
     from dlm_bench.estimators.bmc import sampled_log_likelihoods
-    from dlm_bench.estimators.gradient_bias import _Marginals
+    from dlm_bench.estimators.gradient_bias import Marginals
 
     def fn(mu, var, y):
-        return (torch.logsumexp(sampled_log_likelihoods(lik, _Marginals(mu, var), y, L), 0) - math.log(L)).sum()
+        return (torch.logsumexp(sampled_log_likelihoods(lik, Marginals(mu, var), y, L), 0) - math.log(L)).sum()
     return fn
 
 

@@ -45,7 +45,10 @@ def bias_stats(label: str, estimates: np.ndarray, g: np.ndarray) -> BiasStats:
                      (estimates.mean(0) - g) / math.sqrt(gn2), ((estimates - g) ** 2).sum(1))
 
 
-class _Marginals:
+class Marginals:
+    """q(f)'s mean and variance under the attribute names of GPyTorch's MultivariateNormal (sampled_log_likelihoods
+    reads only these two)."""
+
     def __init__(self, mean, variance):
         self.mean, self.variance = mean, variance
 
@@ -55,7 +58,7 @@ def term_estimators(likelihood, nu: float = 1e-4, sample_sizes=(1, 10, 100)):
 
     def bmc(L, smooth=0.0):
         def fn(mu, var, y):
-            log_p = sampled_log_likelihoods(likelihood, _Marginals(mu, var), y, L)
+            log_p = sampled_log_likelihoods(likelihood, Marginals(mu, var), y, L)
             log_mean = torch.logsumexp(log_p, 0) - math.log(L)
             if smooth:
                 log_mean = torch.logaddexp(log_mean, torch.full_like(log_mean, math.log(smooth)))

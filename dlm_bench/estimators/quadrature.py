@@ -1,4 +1,4 @@
-"""`estimator=quadrature`: the likelihood term by the adaptive quadrature of likelihoods/quadrature.py.
+"""`estimator=quadrature`: the likelihood term by the adaptive quadrature of likelihoods/quadrature/.
 
 DLM:  sum_i log E_q[p(y_i|f_i)]  (logsumexp over panels around q, the likelihood's features and the tilted mode)
 ELBO: sum_i E_q[log p(y_i|f_i)]

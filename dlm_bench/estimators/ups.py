@@ -42,7 +42,7 @@ from .quadrature import log_marginal as quadrature_log_marginal
 
 MAX_N = 10
 # K: proposals a (sample, example) pair may draw before its sample comes from the exact fallback (the inverse
-# CDF of the tilted density on the adaptive grid of likelihoods/quadrature.py, `quad.sample_tilted`)
+# CDF of the tilted density on the adaptive grid of likelihoods/quadrature/, `quad.sample_tilted`)
 MAX_PROPOSALS_PER_EXAMPLE = 10_000
 LOG_2PI = math.log(2 * math.pi)
 
@@ -90,7 +90,7 @@ def proposal_width(likelihood, y, mu, sigma, max_n: int = MAX_N) -> torch.Tensor
     return idx.max(0).values.to(mu.dtype)
 
 
-def _log_accept(likelihood, y, f, mu, var, n, log_max):
+def log_accept(likelihood, y, f, mu, var, n, log_max):
     """log [q(f) p(y|f) / (l_max h2(f))], <= 0 by construction."""
     log_q = -0.5 * (LOG_2PI + torch.log(var) + (f - mu) ** 2 / var)
     log_h2 = -0.5 * (LOG_2PI + torch.log(n * var) + (f - mu) ** 2 / (n * var))
@@ -147,13 +147,13 @@ def ups_sample(likelihood, y, mu, var, num_samples: int, max_n: int = MAX_N, log
     shape = (num_samples,) + tuple(mu.shape)
     N = mu.numel()
     stats = UPSStats(samples=num_samples * N)
-    # log accept = log p(y|mu + spread eps) + 0.5 log n - log l_max - 0.5 (n - 1) eps^2  (= _log_accept)
+    # log accept = log p(y|mu + spread eps) + 0.5 log n - log l_max - 0.5 (n - 1) eps^2  (= log_accept)
     spread = torch.sqrt(n) * sigma
     const = 0.5 * torch.log(n) - log_max
     half_nm1 = 0.5 * (n - 1)
     yf, muf, spf, cf, hf = (t.reshape(-1) for t in (y.expand_as(mu), mu, spread, const, half_nm1))
 
-    def log_accept(ex, eps):
+    def log_accept_segment(ex, eps):
         return _log_lik(likelihood, yf[ex], muf[ex] + spf[ex] * eps) + cf[ex] - hf[ex] * eps * eps
 
     # round 1: one proposal for every pair (broadcast over the examples, no gathers)
@@ -204,7 +204,7 @@ def ups_sample(likelihood, y, mu, var, num_samples: int, max_n: int = MAX_N, log
         pos = torch.arange(total, device=mu.device) - start[seg]
         ex_seg = ex[seg]
         eps = torch.randn(total, dtype=mu.dtype, device=mu.device)
-        acc = torch.log(torch.rand_like(eps)) < log_accept(ex_seg, eps)
+        acc = torch.log(torch.rand_like(eps)) < log_accept_segment(ex_seg, eps)
         first = torch.full((todo.numel(),), total, dtype=torch.long, device=mu.device)
         first.scatter_reduce_(0, seg[acc], pos[acc], reduce="amin")
         got = first < total

@@ -2,7 +2,8 @@
 marginal maps for GLM / full GP / sparse GP), site expectations (E, rho, lambda), VLB and gradients, and the
 optimisers GRAD / FPb / FPi / FPi + FP-mean."""
 
-from .model import LGM, Cov, full_gp, glm, rbf, sparse_gp
+from .kernels import rbf
+from .model import LGM, Cov, full_gp, glm, sparse_gp
 from .optim import OPTIMIZERS, OptResult, StopRule, optimise
 from .sites import SITES, make_site
 

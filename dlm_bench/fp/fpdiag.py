@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from .model import LGM, Cov
-from .optim import _newton_step
+from .optim import newton_step
 
 
 def fp_trace(model: LGM, m0: torch.Tensor, cov0: Cov, updates: int, newton: bool = False) -> tuple[list[dict], Cov]:
@@ -24,7 +24,7 @@ def fp_trace(model: LGM, m0: torch.Tensor, cov0: Cov, updates: int, newton: bool
     recs = []
     for k in range(1, updates + 1):
         if newton:
-            m, _ = _newton_step(model, m, cov, model.marginals(m, cov)[1])
+            m, _ = newton_step(model, m, cov, model.marginals(m, cov)[1])
         mq, vq = model.marginals(m, cov)
         g = model.gamma(model.site_expectations(mq, vq))
         recs.append({"k": k, "m": m.clone(), "cov": cov, "mq": mq, "vq": vq, "gamma": g})

@@ -12,7 +12,7 @@ import numpy as np
 import scipy.optimize
 import torch
 
-from .model import rbf
+from .kernels import rbf
 from .sites import Site
 
 REAL = ("gaussian", "laplace", "student_t")

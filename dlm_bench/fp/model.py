@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .kernels import rbf
 from .sites import Site
 
 tri = torch.linalg.solve_triangular
@@ -175,11 +176,6 @@ class LGM:
 
 
 # -- model constructors ---------------------------------------------------------------------------------
-def rbf(X1, X2, lengthscale: float, outputscale: float):
-    d2 = (X1 * X1).sum(1)[:, None] + (X2 * X2).sum(1)[None, :] - 2 * X1 @ X2.T
-    return outputscale * torch.exp(-0.5 * d2.clamp_min(0) / lengthscale**2)
-
-
 def glm(X, y, site, prior_var: float) -> LGM:
     n = X.shape[1]
     L = math.sqrt(prior_var) * torch.eye(n, dtype=X.dtype)

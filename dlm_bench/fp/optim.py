@@ -57,7 +57,7 @@ class _Clock:
                 "objective": f, "grad_inf": g, "step": step}
 
 
-def _newton_step(model: LGM, m, cov: Cov, vq, armijo=1e-4, max_halvings=40):
+def newton_step(model: LGM, m, cov: Cov, vq, armijo=1e-4, max_halvings=40):
     """One damped Newton step on m at fixed V: direction (Sigma^-1 + D^T Gamma D)^-1 dF/dm with
     Gamma = max(-lam, 0), then Armijo backtracking on F(m) = sum_i E_i - 1/2 (m-mu)^T Sigma^-1 (m-mu)."""
 
@@ -135,7 +135,7 @@ def fit_fp(model: LGM, m0, cov0: Cov, variant: str = "fpi", stop: StopRule = Sto
 
 def _fpi_step(model: LGM, m, cov: Cov, s):
     """FPi: one Newton step in m at fixed V, then one fixed-point update V <- T(V) at the new m."""
-    m, _ = _newton_step(model, m, cov, s.vq)
+    m, _ = newton_step(model, m, cov, s.vq)
     s = model.site_expectations(*model.marginals(m, cov))
     cov_new = model.fixed_point_update(model.gamma(s))
     return m, cov_new, float((cov_new.V - cov.V).abs().max())
@@ -154,7 +154,7 @@ def _fpb_step(model: LGM, m, cov: Cov, s, k: int, stop: StopRule, fpb_inner: int
     convergence or a 2-cycle (T^2(V) = V but T(V) != V, Theorem 1: the better of the two iterates is kept).
     Appends its inner iterations to `trace`; returns m, the covariance, the last V residual and 1 if it cycled."""
     for _ in range(fpb_inner):
-        m, gain = _newton_step(model, m, cov, s.vq)
+        m, gain = newton_step(model, m, cov, s.vq)
         s, F, gm = _state(model, m, cov)
         trace.append(clock.row(k, -F, float(gm.abs().max()), "newton"))
         if float(gm.abs().max()) <= stop.grad_tol or abs(gain) <= stop.f_tol:

@@ -5,10 +5,11 @@ For q(f_i) = N(m_i, v_i), `site_expectations(y, m, v)` returns per point
     rho_i = dE_i/dm_i
     lam_i = 2 dE_i/dv_i  (= E_q[d^2 log phi_i / df^2] by Stein's lemma),   gamma_i = -lam_i  (eq. 6)
 Gaussian, Poisson (log link) and Laplace are closed form (spec 1.6); Poisson's is the likelihood layer's
-(`PoissonExpLikelihood.exact_expected_log_prob_and_derivatives`). Logistic, probit and Student-t are thin
+(`PoissonExpLikelihood.exact_expected_log_prob_and_derivatives`), and so is the Gaussian E
+(likelihoods/gaussian.py `gaussian_expected_log_prob`). Logistic, probit and Student-t are thin
 adapters over the likelihood layer's objects (dlm_bench/likelihoods: the same log p, derivatives and
 features; labels -1/+1 mapped to 0/1), and they and the ordinal site integrate with the one adaptive rule of
-likelihoods/quadrature.py (`expected_log_prob_and_derivatives`: E, dE/dm, dE/dv by the composite rule applied to
+likelihoods/quadrature/ (`expected_log_prob_and_derivatives`: E, dE/dm, dE/dv by the composite rule applied to
 the exact derivatives of the integrand, accurate to ~1e-9 for v / width^2 from 1e-4 to 1e4, issue 26).
 `num_nodes` (lgm.quadrature_nodes) no longer changes the rule; it is kept in `params()` for old configs.
 """
@@ -24,8 +25,7 @@ from torch.nn.functional import logsigmoid
 from ..errors import ConfigError
 from ..likelihoods import LogisticLikelihood, PoissonExpLikelihood, ProbitLikelihood, StudentTLikelihood
 from ..likelihoods import quadrature as quad
-
-LOG_2PI = math.log(2.0 * math.pi)
+from ..likelihoods.gaussian import gaussian_expected_log_prob
 
 
 class Site:
@@ -48,6 +48,10 @@ class Site:
 
 
 class GaussianSite(Site):
+    """N(y | f, s2): E from the likelihood layer (the same numbers, bit for bit, as the expression written here
+    before: -(log 2 pi s2)/2 - (r^2 + v)/(2 s2)); rho = r / s2 and lam = -1/s2 are this site's (the layer's
+    Gaussian is GPyTorch's, without the site derivatives)."""
+
     name = "gaussian"
 
     def __init__(self, noise_var: float = 1.0):
@@ -55,7 +59,7 @@ class GaussianSite(Site):
 
     def site_expectations(self, y, m, v):
         r = y - m
-        E = -0.5 * (LOG_2PI + math.log(self.s2)) - (r * r + v) / (2 * self.s2)
+        E = gaussian_expected_log_prob(y, m, v, self.s2, log_noise=math.log(self.s2))
         return E, r / self.s2, torch.full_like(m, -1.0 / self.s2)
 
     def params(self):
@@ -77,7 +81,10 @@ class PoissonSite(Site):
 
 
 class LaplaceSite(Site):
-    """p(y|f) = exp(-|y - f| / b) / (2 b); closed forms of spec 1.6 (util/exp_log_laplace.m)."""
+    """p(y|f) = exp(-|y - f| / b) / (2 b); closed forms of spec 1.6 (util/exp_log_laplace.m).
+
+    Not built on the likelihood layer: the layer has no Laplace likelihood (no DLM-paper task uses one; the FP
+    paper's real-valued runs are its only user), and E, rho, lam have closed forms that need no rule."""
 
     name = "laplace"
 
@@ -99,7 +106,7 @@ class LaplaceSite(Site):
 
 
 class QuadratureSite(Site):
-    """E, rho, lam by the adaptive rule (likelihoods/quadrature.py): E = E_q[log phi], rho = dE/dm,
+    """E, rho, lam by the adaptive rule (likelihoods/quadrature/): E = E_q[log phi], rho = dE/dm,
     lam = 2 dE/dv. Subclasses give log phi, its derivatives and its features."""
 
     def __init__(self, num_nodes: int = 20):
@@ -201,7 +208,13 @@ class StudentTSite(_LayerSite):
 class OrdinalSite(QuadratureSite):
     """Cumulative logit: p(y = k | f) = sigma(s (theta_k - f)) - sigma(s (theta_{k-1} - f)), k = 1..K,
     theta_0 = -inf, theta_K = +inf; `thresholds` theta_1 < ... < theta_{K-1}, slope s. Computed in log space:
-    log[sigma(b) - sigma(a)] = log sigma(b) + log sigma(-a) + log(1 - exp(a - b))."""
+    log[sigma(b) - sigma(a)] = log sigma(b) + log sigma(-a) + log(1 - exp(a - b)).
+
+    The likelihood is written here, its integration is the layer's (likelihoods/quadrature, with the thresholds
+    as features): the layer has no ordinal likelihood, because its likelihoods serve the DLM paper's tasks
+    (likelihoods.TASK_LIKELIHOODS: regression, binary, count), and this one's thresholds and slope are SGGPM
+    hyperparameters (sggpm/model.py `ordinal_thresholds`), plain numbers that a new site carries each time the
+    hyperparameter search moves them, not a GPyTorch module's parameters."""
 
     name = "ordinal"
 

@@ -11,7 +11,7 @@ registered likelihood, tests/unit/likelihoods/test_likelihood_contract.py):
   below, mean / variance in closed form or by quadrature, exact sampling).
 * `expected_log_prob(y, q_f)` (ELBO) and `log_marginal(y, q_f)` (log-loss DLM): a closed form where the
   class has one (`exact_expected_log_prob` / `exact_log_marginal`, flagged by `has_exact_expected_log_prob` /
-  `has_exact_log_marginal`), else the adaptive composite rule of likelihoods/quadrature.py (the one
+  `has_exact_log_marginal`), else the adaptive composite rule of likelihoods/quadrature/ (the one
   integrator: Gauss-Legendre panels adapted to q, to the likelihood's `features(y)` and, for log E_q[p], to
   the tilted density's mode) of `log_prob_f(y, f)` = log p(y|f) (elementwise, numerically stable,
   broadcasting; the estimators use it directly, it must equal `forward(f).log_prob(y)`).
@@ -52,7 +52,7 @@ class ScalarLikelihood(gpytorch.likelihoods.Likelihood, abc.ABC):
     metrics: tuple[str, ...] = ("nll",)  # metric names (models/predictive_metrics.py), in run.json order
     raw_units = False  # targets normalised: nll and mse also reported in original units (`_raw`)
     point_estimate = "mean"  # which property of marginal(q_f) point_prediction(mu, var) is: mean | mode
-    tilted_centre = True  # log E_q[p]: panels around the tilted mode (likelihoods/quadrature.py log_marginal)
+    tilted_centre = True  # log E_q[p]: panels around the tilted mode (likelihoods/quadrature/ log_marginal)
     # log p(y|f) concave in f: log E_q[p] tries Laplace-centred Gauss-Hermite first (quadrature.log_marginal)
     log_concave = False
     # E_q[log p] by Gauss-Hermite where var / width^2 is small: ((nodes, max ratio), ...) (quadrature.expected_log_prob)

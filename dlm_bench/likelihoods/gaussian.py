@@ -12,6 +12,13 @@ import torch
 LOG_2PI = math.log(2 * math.pi)
 
 
+def gaussian_log_prob(y, f, noise, log_noise=None):
+    """log N(y | f, noise) = -(log 2 pi noise + (y - f)^2 / noise) / 2 (the point density the expectations below
+    integrate; SAVIGP's Monte Carlo terms). `log_noise` as in gaussian_expected_log_prob."""
+    log_noise = torch.log(noise) if log_noise is None else log_noise
+    return -0.5 * (LOG_2PI + log_noise + (y - f) ** 2 / noise)
+
+
 def gaussian_expected_log_prob(y, mu, var, noise, log_noise=None):
     """E_N(f|mu,var)[log N(y|f, noise)] = -(log 2 pi noise + ((y - mu)^2 + var) / noise) / 2. `log_noise`: pass
     log(noise) when the caller holds it (SAVIGP's log sigma^2 parameter), so no log(exp(.)) round trip."""

@@ -1,5 +1,5 @@
 """Logistic (Bernoulli) likelihood p(y=1|f) = sigmoid(f), y in {0, 1}: log p = -softplus(-(2y-1) f).
-No closed form for either expectation: both use the adaptive quadrature of likelihoods/quadrature.py (so does
+No closed form for either expectation: both use the adaptive quadrature of likelihoods/quadrature/ (so does
 the predictive Bernoulli's probability E_q[sigmoid(f)])."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 * `PoissonExpLikelihood`: rate exp(f). log p(y|f) = y f - exp(f) - lgamma(y+1); the ELBO term has the
   closed form E_N(f|mu,var)[log p] = y mu - exp(mu + var/2) - lgamma(y+1); log E_q[p(y|f)] has none
-  (the adaptive rule of likelihoods/quadrature.py, centred at the tilted mode). Predictive mean
+  (the adaptive rule of likelihoods/quadrature/, centred at the tilted mode). Predictive mean
   E[y] = E_q[exp f] = exp(mu + var/2).
 * `PoissonSoftplusLikelihood`: rate softplus(f) (gentler tails); everything by the adaptive rule.
 

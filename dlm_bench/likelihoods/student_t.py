@@ -1,6 +1,6 @@
 """Student-t likelihood for robust regression: y = f + scale * t_df, df fixed (default 4), the scale
 learned (exposed as `noise` = scale^2 so run.json's noise_var has the usual meaning of a squared scale).
-Both expectations by the adaptive rule of likelihoods/quadrature.py, with geometric panels around f = y (the
+Both expectations by the adaptive rule of likelihoods/quadrature/, with geometric panels around f = y (the
 feature of width `scale`); unimodal in f with its mode at f = y, not log-concave.
 `forward(f)` is torch's StudentT(df, f, scale); the predictive has mean mu and variance var + scale^2 df/(df-2)."""
 

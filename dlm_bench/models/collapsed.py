@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 import torch
 
+from ..util.linalg import jittered_cholesky
+
 # Kuu's Cholesky jitter, relative to the mean of its diagonal (the prior variance).
 RELATIVE_JITTER = {torch.float64: 1e-6, torch.float32: 1e-4}
 
@@ -50,9 +52,7 @@ class CollapsedTerms:
 def collapsed_terms(Kuu, Kuf, kff_diag, noise, y, alpha: float = 1.0, jitter=0.0) -> CollapsedTerms:
     if not 0.0 <= alpha <= 1.0:
         raise ValueError(f"alpha must be in [0, 1], got {alpha}")
-    M = Kuu.shape[-1]
-    eye = torch.eye(M, dtype=Kuu.dtype, device=Kuu.device)
-    L = torch.linalg.cholesky(Kuu + jitter * eye)
+    L, eye = jittered_cholesky(Kuu, jitter)
     A = torch.linalg.solve_triangular(L, Kuf, upper=False)
     # rounding can make Q_ii exceed K_ii by ~eps; lambda is a variance
     lam = (kff_diag - A.square().sum(0)).clamp_min(0.0)
@@ -73,9 +73,7 @@ def collapsed_terms_blocked(Kuu, blocks, noise, alpha: float = 1.0, jitter=0.0) 
     kept); everything else is as `collapsed_terms` returns it."""
     if not 0.0 <= alpha <= 1.0:
         raise ValueError(f"alpha must be in [0, 1], got {alpha}")
-    M = Kuu.shape[-1]
-    eye = torch.eye(M, dtype=Kuu.dtype, device=Kuu.device)
-    L = torch.linalg.cholesky(Kuu + jitter * eye)
+    L, eye = jittered_cholesky(Kuu, jitter)
     AAt, Ay, lams, ds, ys = 0.0, 0.0, [], [], []
     for Kuf, kff_diag, y in blocks:
         A = torch.linalg.solve_triangular(L, Kuf, upper=False)

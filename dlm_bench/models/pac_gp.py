@@ -23,6 +23,7 @@ from ..likelihoods import GaussianLikelihood
 from ..pac.bound import BOUNDS, grid_points, log_theta_size
 from ..pac.kl import kl_collapsed, kl_sparse
 from ..pac.losses import gibbs_risk
+from ..util.linalg import jittered_cholesky
 from . import collapsed
 from .base import ModelBundle
 from .components import initial_inducing_points, initial_kernel
@@ -132,8 +133,7 @@ class PacSGPBundle(ModelBundle):
     def _free(self, X):
         """(L, A = L^{-1} Kuf, kff, w = L^{-1} a, W = L^{-1} L_B, L_B) for the free-form Q(f_M)."""
         Kuu, Kuf, kff = self._kernels(X)
-        eye = torch.eye(Kuu.shape[-1], dtype=Kuu.dtype, device=Kuu.device)
-        L = torch.linalg.cholesky(Kuu + collapsed.default_jitter(Kuu) * eye)
+        L, _ = jittered_cholesky(Kuu, collapsed.default_jitter(Kuu))
         Lb = torch.tril(self.q_tril, -1) + torch.diag(self.q_log_diag.exp())
         A = torch.linalg.solve_triangular(L, Kuf, upper=False)
         W = torch.linalg.solve_triangular(L, Lb, upper=False)

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import torch
 
+from ..util.linalg import jittered_cholesky
+
 
 @dataclass
 class SqDLMSolution:
@@ -30,9 +32,7 @@ class SqDLMSolution:
 
 
 def sq_dlm_solve(Kuu, Kuf, y, beta: float, jitter=0.0) -> SqDLMSolution:
-    M = Kuu.shape[-1]
-    eye = torch.eye(M, dtype=Kuu.dtype, device=Kuu.device)
-    L = torch.linalg.cholesky(Kuu + jitter * eye)
+    L, eye = jittered_cholesky(Kuu, jitter)
     A = torch.linalg.solve_triangular(L, Kuf, upper=False)
     Ay = A @ y
     LB = torch.linalg.cholesky(eye + (A @ A.T) / beta)
@@ -44,8 +44,7 @@ def sq_dlm_solve(Kuu, Kuf, y, beta: float, jitter=0.0) -> SqDLMSolution:
 
 def sq_dlm_objective(m, Kuu, Kuf, y, beta: float, jitter=0.0) -> torch.Tensor:
     """J(m) for any m (the closed form's minimum, and the tests' gradient-descent check)."""
-    M = Kuu.shape[-1]
-    L = torch.linalg.cholesky(Kuu + jitter * torch.eye(M, dtype=Kuu.dtype, device=Kuu.device))
+    L, _ = jittered_cholesky(Kuu, jitter)
     v = torch.linalg.solve_triangular(L, m.unsqueeze(-1), upper=False).squeeze(-1)  # L^{-1} m
     A = torch.linalg.solve_triangular(L, Kuf, upper=False)
     return 0.5 * (A.T @ v - y).square().sum() + 0.5 * beta * v.square().sum()

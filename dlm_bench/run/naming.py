@@ -45,7 +45,7 @@ REMOVED_LATER = {
     ("protocol", "folds"): 5,  # the preliminary `sggpm` protocol (superseded by dlm_bench/sggpm/protocol.py)
     ("protocol", "fold"): None,
     ("protocol", "active_size"): None,
-    # the Gauss-Hermite node counts: the adaptive rule of likelihoods/quadrature.py replaced them (2026-11-24)
+    # the Gauss-Hermite node counts: the adaptive rule of likelihoods/quadrature/ replaced them (2026-11-24)
     ("lgm", "quadrature_nodes"): 20,
     ("sggpm", "quadrature_nodes"): 20,
 }

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from ..errors import ConfigError
+from ..fp.kernels import rbf, sq_dist
 from ..fp.model import LGM, tri
 from ..fp.sites import LogisticSite, OrdinalSite, PoissonSite, Site
 
@@ -28,14 +29,11 @@ JITTER = 1e-7  # compute_model.m: K_M + keps I, keps = 1e-7
 KERNELS = ("se", "matern12", "poly2")
 
 
-def sq_dist(X1, X2):
-    return ((X1 * X1).sum(1)[:, None] + (X2 * X2).sum(1)[None, :] - 2 * X1 @ X2.T).clamp_min(0.0)
-
-
 def kernel(name: str, X1, X2, ell, sf2):
-    """covSEiso, covMaterniso(1) and a degree-2 polynomial kernel (the supplement's Fig. 1 kernels)."""
+    """covSEiso (fp/kernels.rbf, shared with the FP models), covMaterniso(1) and a degree-2 polynomial kernel (the
+    supplement's Fig. 1 kernels)."""
     if name == "se":
-        return sf2 * torch.exp(-0.5 * sq_dist(X1, X2) / ell**2)
+        return rbf(X1, X2, ell, sf2)
     if name == "matern12":
         return sf2 * torch.exp(-torch.sqrt(sq_dist(X1, X2) + 1e-300) / ell)
     if name == "poly2":

@@ -10,7 +10,7 @@ iteration changed f = -VLB by <= 1e-9 or no block took a step (upstream's `makin
 Departure: upstream stops on the largest optimality each block reported when it finished; the m-block's is then
 stale (V has moved since), and on ucsdpeds1l that stops after one sweep 0.016 above the stored optimum. Here the
 m-part is the gradient at the end of the sweep, i.e. the joint first-order optimality.
-Newton on m: direction (K_M^-1 + D^T Gamma D)^-1 dF/dm with Armijo backtracking (lgm.optim._newton_step), until
+Newton on m: direction (K_M^-1 + D^T Gamma D)^-1 dF/dm with Armijo backtracking (fp.optim.newton_step), until
 ||dF/dm||_inf <= 1e-5 or the gain <= 1e-9 (minFunc 'newton' defaults).
 """
 
@@ -24,7 +24,7 @@ import scipy.optimize
 import torch
 
 from ..fp.model import Cov
-from ..fp.optim import _newton_step
+from ..fp.optim import newton_step
 
 OPT_TOL = 1e-5
 PROG_TOL = 1e-9
@@ -54,7 +54,7 @@ def newton_m(model, m, cov, tol=OPT_TOL, prog=PROG_TOL, max_iters=500):
         g_inf = float(g.abs().max())
         if g_inf <= tol or k >= max_iters:
             return m, k, g_inf
-        m, gain = _newton_step(model, m, cov, vq)
+        m, gain = newton_step(model, m, cov, vq)
         k += 1
         if abs(gain) <= prog:
             s = model.site_expectations(model.a + model.Dm(m), vq)

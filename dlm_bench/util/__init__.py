@@ -1,1 +1,1 @@
-"""Small utilities without dlm_bench imports: locks, environment blocks, log lines."""
+"""Small utilities without dlm_bench imports: locks, environment blocks, log lines, the jittered Cholesky."""

@@ -163,3 +163,47 @@ def test_root_holds_few_modules():
     """The root keeps the entry point and the error types; everything else lives in a package named for its layer."""
     root = sorted(p.name for p in PKG.glob("*.py"))
     assert root == ["__init__.py", "cli.py", "errors.py"], root
+
+
+def private_imports(root: Path, source: str, package: str | None) -> list[str]:
+    """`from X import _name` (or `from X._mod import ...`) where X is a dlm_bench package other than the importer's
+    own top-level package; package: the importer's package ("" at the root), None outside dlm_bench (scripts)."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            parts = [p for p in (package or "").split(".") if p]
+            target = parts[: len(parts) - node.level + 1] + (node.module.split(".") if node.module else [])
+        elif node.module and node.module.split(".")[0] == "dlm_bench":
+            target = node.module.split(".")[1:]
+        else:
+            continue
+        own = (package or "").split(".")[0]
+        if target and target[0] == own:
+            continue
+        for alias in node.names:
+            names = target + [alias.name]
+            if any(n.startswith("_") and not n.startswith("__") for n in names):
+                out.append(f"{root}: {'.' * node.level}{node.module or ''} import {alias.name}")
+    return out
+
+
+def test_private_import_finder_finds_a_planted_one():
+    assert private_imports(Path("a.py"), "from ..fp.optim import _step", "sggpm")
+    assert private_imports(Path("s.py"), "from dlm_bench.fp.optim import _step", None)
+    assert not private_imports(Path("a.py"), "from .optim import _step", "fp")
+    assert not private_imports(Path("a.py"), "from ..fp.optim import step", "sggpm")
+
+
+def test_no_private_import_across_packages():
+    """A name with a leading underscore is its package's own; another package (or a script) that needs it gets a
+    public function (issue 56: sggpm used lgm.optim._newton_step)."""
+    found = []
+    for path in PKG.rglob("*.py"):
+        mod = module_name(path)
+        pkg = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+        found += private_imports(path, path.read_text(), "" if mod == "__init__" else pkg)
+    for path in (PKG.parent / "scripts").rglob("*.py"):
+        found += private_imports(path, path.read_text(), None)
+    assert found == [], "\n".join(found)

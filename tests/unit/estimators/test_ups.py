@@ -11,7 +11,7 @@ import torch
 from scipy import stats
 
 from dlm_bench.estimators.bmc import sampled_log_likelihoods
-from dlm_bench.estimators.ups import _log_accept, proposal_width, ups_log_marginal, ups_sample
+from dlm_bench.estimators.ups import log_accept, proposal_width, ups_log_marginal, ups_sample
 from dlm_bench.likelihoods import LIKELIHOODS
 from tests import reference as ref
 
@@ -63,12 +63,12 @@ def test_envelope_is_valid_including_the_poisson_mode_inside_the_interval():
     var = T(*rng.uniform(0.005, 0.5, 400))
     n = proposal_width(lik, y, mu, var.sqrt())
     grid = mu + var.sqrt() * torch.linspace(-4, 4, 801, dtype=torch.float64).unsqueeze(-1)
-    assert (_log_accept(lik, y, grid, mu, var, n, lik.log_max(y)) <= 1e-12).all()
+    assert (log_accept(lik, y, grid, mu, var, n, lik.log_max(y)) <= 1e-12).all()
     assert (n > 1).any() and (n < 10).any()
     # what the upstream test would do: ignore the mode (take the endpoints only)
     mode_blind = type("ModeBlind", (type(lik),), {"mode": lambda self, yy: torch.full_like(yy, -math.inf)})()
     n_bad = proposal_width(mode_blind, y, mu, var.sqrt())
-    assert (_log_accept(lik, y, grid, mu, var, n_bad, lik.log_max(y)) > 1e-3).any()
+    assert (log_accept(lik, y, grid, mu, var, n_bad, lik.log_max(y)) > 1e-3).any()
 
 
 @pytest.mark.parametrize("kind,y,mu,var", [("poisson_exp", 6, 0.5, 0.6), ("probit", 1, -1.5, 2.0)])

@@ -123,14 +123,14 @@ def test_ordinal_site_batch_of_mixed_widths_vs_scipy():
     """Slope 50 (SGGPM's ordinal init, thresholds 1/50 wide) and var / width^2 from 1e-2 to 1e5 in one batch:
     the points fall into several groups of feature levels (quadrature.expected_log_prob_and_derivatives) and
     each must match scipy's adaptive quad, and the point computed on its own."""
-    from dlm_bench.likelihoods import quadrature as quad
+    from dlm_bench.likelihoods.quadrature.panels import _point_levels
 
     theta, slope = [-1.0, -1 / 3, 1 / 3, 1.0], 50.0
     site = make_site("ordinal", thresholds=theta, slope=slope)
     y = torch.tensor([1, 2, 3, 5, 4, 3, 2, 1, 5, 3], dtype=DT)
     m = torch.tensor([-1.3, -0.6, 0.0, 1.4, 0.7, 0.2, -2.5, 0.5, 0.98, -0.34], dtype=DT)
     v = torch.tensor([1e-2, 1.0, 30.0, 300.0, 3e3, 4e4, 1e5, 5.0, 1e-1, 2e2], dtype=DT) / slope**2
-    assert len(torch.unique(quad._point_levels(m, v, site.features(y)))) >= 4
+    assert len(torch.unique(_point_levels(m, v, site.features(y)))) >= 4
     E, rho, lam = site.site_expectations(y, m, v)
     for j in range(len(y)):
         ref = _ordinal_scipy_ref(theta, slope, int(y[j]), float(m[j]), float(v[j]))
@@ -142,9 +142,10 @@ def test_ordinal_site_batch_of_mixed_widths_vs_scipy():
 
 
 def test_large_ordinal_batch_in_level_groups_equals_one_batch():
-    """A batch large enough to be split by feature levels (quadrature._level_groups) gives what the whole batch in
+    """A batch large enough to be split by feature levels (quadrature/panels.py _level_groups) gives what the whole batch in
     one rule gives, and the groups partition the points by contiguous level ranges."""
     from dlm_bench.likelihoods import quadrature as quad
+    from dlm_bench.likelihoods.quadrature.panels import _level_groups, _point_levels
 
     site = make_site("ordinal", thresholds=[-1.0, -1 / 3, 1 / 3, 1.0], slope=50.0)
     g = torch.Generator().manual_seed(0)
@@ -153,14 +154,15 @@ def test_large_ordinal_batch_in_level_groups_equals_one_batch():
     m = torch.randn(n, generator=g, dtype=DT)
     v = torch.exp(torch.randn(n, generator=g, dtype=DT) * 1.5 + math.log(273.0)) / 50.0**2
     v[:8] = 36633.0 / 50.0**2
-    levels = quad._point_levels(m, v, site.features(y))
-    groups = quad._level_groups(levels, 2)
+    levels = _point_levels(m, v, site.features(y))
+    groups = _level_groups(levels, 2)
     assert len(groups) > 1
     assert sorted(torch.cat(groups).tolist()) == list(range(n))
     spans = [(int(levels[i].min()), int(levels[i].max())) for i in groups]
     assert all(a[1] < b[0] for a, b in zip(spans, spans[1:]))
     grouped = quad.expected_log_prob_and_derivatives(site.log_phi, y, m, v, site.features(y), site.derivs)
-    whole = quad._expected_log_prob_and_derivatives(site.log_phi, y, m, v, site.features(y), site.derivs)
+    whole = quad.expected_log_prob_and_derivatives(site.log_phi, y, m, v, site.features(y), site.derivs,
+                                                   by_levels=False)
     for a, b in zip(grouped, whole):
         torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
 

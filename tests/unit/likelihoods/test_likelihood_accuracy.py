@@ -154,6 +154,7 @@ def test_laplace_hermite_log_marginal_where_trusted(name):
     contract's limit) the points it trusts are within 1e-8 of the dense grid in the value and both gradients, and
     it trusts a good share of them (else the fast path is dead code)."""
     from dlm_bench.likelihoods import quadrature as quad
+    from dlm_bench.likelihoods.quadrature import laplace_hermite as lh
 
     lik = make_likelihood(LIKELIHOODS[name], noise=NOISE)
     rng = np.random.default_rng(7)
@@ -168,7 +169,7 @@ def test_laplace_hermite_log_marginal_where_trusted(name):
     centre = quad.tilted_mode(lik.log_prob_f, lik.log_prob_f_derivs, yt, m, v)
     m.requires_grad_(True)
     v.requires_grad_(True)
-    value, trusted = quad._laplace_hermite(lik.log_prob_f, yt, m, v, lik.features(yt), centre)
+    value, trusted = lh._laplace_hermite(lik.log_prob_f, yt, m, v, lik.features(yt), centre)
     g_mu, g_var = torch.autograd.grad(value.sum(), [m, v])
     ok = trusted.numpy()
     assert ok.mean() >= 0.3, ok.mean()
@@ -186,6 +187,7 @@ def test_laplace_hermite_cascade_trusts_count_points_at_moderate_var(name):
     trusts (nearly) every point, within 1e-8 of the dense grid, and a point that (12, 20) trusts keeps (12, 20)'s
     20-node value exactly."""
     from dlm_bench.likelihoods import quadrature as quad
+    from dlm_bench.likelihoods.quadrature import laplace_hermite as lh
 
     lik = make_likelihood(LIKELIHOODS[name], noise=NOISE)
     rng = np.random.default_rng(11)
@@ -194,16 +196,16 @@ def test_laplace_hermite_cascade_trusts_count_points_at_moderate_var(name):
     y = rng.poisson(np.exp(mu + rng.normal(0, 1, n) * np.sqrt(var))).astype(float)
     yt, m, v = (torch.tensor(a) for a in (y, mu, var))
     centre = quad.tilted_mode(lik.log_prob_f, lik.log_prob_f_derivs, yt, m, v)
-    value, trusted = quad._laplace_hermite(lik.log_prob_f, yt, m, v, lik.features(yt), centre)
+    value, trusted = lh._laplace_hermite(lik.log_prob_f, yt, m, v, lik.features(yt), centre)
     assert trusted.float().mean() >= 0.95, trusted.float().mean()
     ref = dense_reference(lik, y, mu, var)
     assert np.abs(value.numpy() - ref["lm"])[trusted.numpy()].max() <= 1e-8
-    rules = quad.LAPLACE_NODES
+    rules = lh.LAPLACE_NODES
     try:
-        quad.LAPLACE_NODES = rules[:2]
-        value_first, trusted_first = quad._laplace_hermite(lik.log_prob_f, yt, m, v, lik.features(yt), centre)
+        lh.LAPLACE_NODES = rules[:2]
+        value_first, trusted_first = lh._laplace_hermite(lik.log_prob_f, yt, m, v, lik.features(yt), centre)
     finally:
-        quad.LAPLACE_NODES = rules
+        lh.LAPLACE_NODES = rules
     assert 0 < trusted_first.float().mean() < 0.9  # the case the later rules are for
     assert torch.equal(value[trusted_first], value_first[trusted_first])
 

@@ -36,7 +36,7 @@ globals().update(gpytorch_likelihood_test_cases(LIKELIHOODS, input_scale=0.5))
 NAMES = list(LIKELIHOODS)
 MU = torch.tensor([0.3, -1.2, 1.5, 0.0, 2.0], dtype=torch.float64)
 VAR = torch.tensor([1.0, 0.25, 2.0, 0.05, 0.5], dtype=torch.float64)
-# the adaptive quadrature (likelihoods/quadrature.py) is accurate to ~1e-9 for every likelihood (issue 26)
+# the adaptive quadrature (likelihoods/quadrature/) is accurate to ~1e-9 for every likelihood (issue 26)
 TOL = {}
 
 

@@ -127,7 +127,7 @@ def test_bernoulli_forward_log_prob_is_the_likelihood():
 
 @pytest.mark.parametrize("kind", ["student_t", "poisson_exp", "poisson_softplus", "logistic", "probit"])
 def test_tilted_mode_is_a_local_maximum(kind):
-    """The Laplace centre (bracketed Newton with ascent steps, likelihoods/quadrature.py) is a stationary point
+    """The Laplace centre (bracketed Newton with ascent steps, likelihoods/quadrature/) is a stationary point
     and a local maximum of log p(y|f) + log N(f|mu,var) for 200 random cases, the non-log-concave Student-t
     included (the damped Newton it replaces left 23 of 200 Student-t centres non-stationary, issue 26)."""
     from dlm_bench.likelihoods import quadrature as quad

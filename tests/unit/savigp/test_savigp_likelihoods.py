@@ -114,3 +114,29 @@ def test_softmax_log_prob_vs_scipy(shape):
     got = Softmax(shape[-1]).log_prob(f, y)
     assert got.shape == shape[:-1]
     np.testing.assert_allclose(got.numpy(), ref, rtol=1e-13, atol=1e-13)
+
+
+def test_gaussian_and_warped_on_the_layer_equal_their_former_inline_formulas():
+    """Issue 56: Gaussian and WarpedGaussian take their density and closed forms from likelihoods/gaussian.py; the
+    values and the log sigma^2 gradients are bit for bit those of the formulas written here before (so recorded
+    SAVIGP runs do not move), and the density is scipy's."""
+    LOG_2PI = np.log(2 * np.pi)
+    f = torch.as_tensor(rng.normal(size=(3, 8, 1)))
+    b, var = torch.as_tensor(rng.normal(size=(8, 1))), torch.as_tensor(rng.uniform(0.1, 2.0, size=(8, 1)))
+    y = torch.as_tensor(rng.uniform(-0.5, 0.5, size=8))
+    g = Gaussian(0.3)
+    old = -0.5 * (LOG_2PI + g.log_sigma2 + (y - f[..., 0]) ** 2 / g.sigma2)
+    new = g.log_prob(f, y)
+    assert torch.equal(new, old)
+    assert torch.equal(*(torch.autograd.grad(t.sum(), g.log_sigma2)[0] for t in (new, old)))
+    np.testing.assert_allclose(new.detach().numpy(), stats.norm.logpdf(y.numpy(), f[..., 0].numpy(), np.sqrt(0.3)),
+                               rtol=1e-13)
+    w = WarpedGaussian("abalone", 0.05)
+    olds = (w.log_dt(y) - 0.5 * (LOG_2PI + w.log_sigma2 + (w.t(y) - f[..., 0]) ** 2 / w.sigma2),
+            w.log_dt(y) - 0.5 * (LOG_2PI + w.log_sigma2 + ((w.t(y) - b[..., 0]) ** 2 + var[..., 0]) / w.sigma2),
+            w.log_dt(y) - 0.5 * (LOG_2PI + (var[..., 0] + w.sigma2).log()
+                                 + (w.t(y) - b[..., 0]) ** 2 / (var[..., 0] + w.sigma2)))
+    news = (w.log_prob(f, y), w.expected_log_prob(b, var, y), w.log_predictive(b, var, y))
+    for new, old in zip(news, olds):
+        assert torch.equal(new, old)
+        assert torch.equal(*(torch.autograd.grad(t.sum(), w.log_sigma2)[0] for t in (new, old)))
