@@ -164,15 +164,25 @@ def pair_ratio(op: Operator, gen: torch.Generator, m=None, keep=None):
     return du, dt
 
 
-def run(reps: int = 500, sizes=SIZES, likelihoods=LIKELIHOODS, kernels=KERNELS, ell: float = ELL_MAIN,
-        n: int = 1000, dim: int = 10, seed: int = 0, num_nodes: int = 20, m_at: str = "prior",
-        data: str = "all", progress=None, keep=None):
+def run(*args, **kwargs):
+    """`_rows` in float64, with torch's default dtype put back afterwards (it is process-wide: leaving it at float64
+    changed the dtype of every later tensor in the same process, e.g. a test worker's)."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        return _rows(*args, **kwargs)
+    finally:
+        torch.set_default_dtype(old)
+
+
+def _rows(reps: int = 500, sizes=SIZES, likelihoods=LIKELIHOODS, kernels=KERNELS, ell: float = ELL_MAIN,
+          n: int = 1000, dim: int = 10, seed: int = 0, num_nodes: int = 20, m_at: str = "prior",
+          data: str = "all", progress=None, keep=None):
     """Rows (lik, kernel, M, rep, ||U - V||_2, ||T(U) - T(V)||_2).
     m_at: "prior" (m = m_U) or "mode" (Newton mode of the VLB at V = K_M); data: "all" (X = the n inputs) or
     "active" (X = U, the SoD operator: T(V) = (K_M^-1 + diag(-lambda))^-1); keep: see pair_ratio."""
     if m_at not in ("prior", "mode") or data not in ("all", "active"):
         raise ValueError(f"m_at must be prior|mode, data all|active; got {m_at!r}, {data!r}")
-    torch.set_default_dtype(torch.float64)
     gen = torch.Generator().manual_seed(seed)
     sites = {lik: make_site(lik, num_nodes) for lik in likelihoods}
     rows = []
