@@ -70,9 +70,11 @@ def test_the_sample_term_is_what_bmc_100_costs_over_exact(measured_vs_modelled, 
     assert extra == pytest.approx(bmc - exact, rel=0.3)
 
 
-def test_finished_runs_recalibrate_only_their_own_class(tmp_path, archive):
+def test_finished_runs_recalibrate_only_their_own_class(tmp_path, archive, monkeypatch):
     """Three finished PAC-SGP runs that took 3x the model's time triple the next PAC-SGP estimate (other settings),
-    and leave an SGPR point's estimate at the default factor."""
+    and leave an SGPR point's estimate at the default factor (this machine probed as fast as the model's, so the
+    check does not depend on the load; the probe's scaling: test_model_seconds_scale_with_this_machines_probe)."""
+    monkeypatch.setattr(ce, "this_machine", lambda: ce.REFERENCE_PROBE_S)
     pac = [r for rep, r in archive if rep == "pac_table2" and r["model"] == "pac_sgp"][:3]
     for i, rec in enumerate(pac):
         base = ce.model_terms(rec["config"], "pac_sgp")[0]
@@ -89,6 +91,18 @@ def test_finished_runs_recalibrate_only_their_own_class(tmp_path, archive):
     sgpr["model"]["name"], sgpr["objective"]["name"] = "sgpr", "elbo"
     est = ce.estimate([(sgpr, "gaussian")], tmp_path)
     assert est.seconds - ce.RUN_OVERHEAD_S == pytest.approx(ce.modelled_seconds(sgpr, "sgpr", "gaussian", False))
+
+
+def test_model_seconds_scale_with_this_machines_probe(tmp_path, archive, monkeypatch):
+    """A machine whose speed probe takes twice the reference's gets twice the modelled seconds (overhead aside)."""
+    cfg = json.loads(json.dumps(next(r for rep, r in archive if rep == "pac_table2")["config"]))
+    cfg["model"]["name"], cfg["objective"]["name"] = "sgpr", "elbo"
+    secs = {}
+    for probe in (1.0, 2.0):
+        monkeypatch.setattr(ce, "this_machine", lambda p=probe: p * ce.REFERENCE_PROBE_S)
+        secs[probe] = ce.estimate([(cfg, "gaussian")], tmp_path).seconds - ce.RUN_OVERHEAD_S
+    assert secs[2.0] == pytest.approx(2 * secs[1.0])
+    assert secs[1.0] == pytest.approx(ce.modelled_seconds(cfg, "sgpr", "gaussian", False))
 
 
 def test_points_beyond_the_beta_grid_are_not_counted(tmp_path, archive):
