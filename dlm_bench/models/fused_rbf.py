@@ -145,15 +145,14 @@ class WhitenedRBFPredictive(torch.autograd.Function):
             means.append(A.mT @ m)
             variances.append((A * B).sum(0))
             saved.append((K, A))
-        ctx.saved = saved
-        ctx.block = block
-        ctx.save_for_backward(xs, zs, lengthscale, outputscale, chol, middle, m)
+        ctx.block = block  # the blocks' K and A are saved (not recomputed): the backward reads each once
+        ctx.save_for_backward(xs, zs, lengthscale, outputscale, chol, middle, m, *(t for KA in saved for t in KA))
         return torch.cat(means), torch.cat(variances)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, dmean, dvar):
-        xs, zs, lengthscale, outputscale, chol, middle, m = ctx.saved_tensors
+        xs, zs, lengthscale, outputscale, chol, middle, m, *KA = ctx.saved_tensors
         if dmean is None:
             dmean = torch.zeros(xs.shape[0], dtype=xs.dtype)
         if dvar is None:
@@ -165,7 +164,7 @@ class WhitenedRBFPredictive(torch.autograd.Function):
         dmid = torch.zeros_like(middle)
         acc = [torch.zeros(M, dtype=zs.dtype), torch.zeros(M, D, dtype=zs.dtype), torch.zeros(D, dtype=zs.dtype), 0.0]
         kernel_needed = any(ctx.needs_input_grad[1:4])
-        for (K, A), xs_b, dmean_b, dvar_b in zip(ctx.saved, xs.split(ctx.block), dmean.split(ctx.block),
+        for K, A, xs_b, dmean_b, dvar_b in zip(KA[0::2], KA[1::2], xs.split(ctx.block), dmean.split(ctx.block),
                                                  dvar.split(ctx.block)):
             Ad = A * dvar_b
             dm += A @ dmean_b
@@ -173,7 +172,6 @@ class WhitenedRBFPredictive(torch.autograd.Function):
             if kernel_needed:
                 dK = torch.addmm(torch.outer(q, dmean_b), P, Ad, alpha=2.0)
                 _rbf_grads(dK.mul_(K), zs, xs_b, acc)
-        ctx.saved = None
         dchol = None
         if ctx.needs_input_grad[4]:
             dchol = (-2.0 * P @ dmid - torch.outer(q, dm)).tril()
@@ -205,15 +203,14 @@ class CollapsedRBFStats(torch.autograd.Function):
             P.addmm_(A, A.mT)
             v.addmv_(A, y_b)
             saved.append((K, A))
-        ctx.saved = saved
         ctx.block = block
-        ctx.save_for_backward(xs, zs, lengthscale, outputscale, chol, y, P, v)
+        ctx.save_for_backward(xs, zs, lengthscale, outputscale, chol, y, P, v, *(t for KA in saved for t in KA))
         return P, v
 
     @staticmethod
     @once_differentiable
     def backward(ctx, dP, dv):
-        xs, zs, lengthscale, outputscale, chol, y, P, v = ctx.saved_tensors
+        xs, zs, lengthscale, outputscale, chol, y, P, v, *KA = ctx.saved_tensors
         M, D = zs.shape
         W = torch.zeros(M, M, dtype=zs.dtype) if dP is None else dP + dP.mT
         dv = torch.zeros(M, dtype=zs.dtype) if dv is None else dv
@@ -222,10 +219,9 @@ class CollapsedRBFStats(torch.autograd.Function):
         acc = [torch.zeros(M, dtype=zs.dtype), torch.zeros(M, D, dtype=zs.dtype), torch.zeros(D, dtype=zs.dtype), 0.0]
         kernel_needed = any(ctx.needs_input_grad[1:4])
         if kernel_needed:
-            for (K, A), xs_b, y_b in zip(ctx.saved, xs.split(ctx.block), y.split(ctx.block)):
+            for K, A, xs_b, y_b in zip(KA[0::2], KA[1::2], xs.split(ctx.block), y.split(ctx.block)):
                 dK = torch.addmm(torch.outer(w, y_b), V, A)
                 _rbf_grads(dK.mul_(K), zs, xs_b, acc)
-        ctx.saved = None
         dchol = (-(V @ P) - torch.outer(w, v)).tril() if ctx.needs_input_grad[4] else None
         dZ, dls, dos = (_rbf_finish(acc, zs, lengthscale, outputscale, ctx.needs_input_grad[1:4]) if kernel_needed
                         else (None, None, None))

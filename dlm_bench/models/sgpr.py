@@ -15,7 +15,9 @@ class CollapsedBundle(ModelBundle):
     """Kernel + Z + Gaussian noise, trained on F_alpha / N (alpha=0: SGPR, alpha=1: FITC).
     Full batch only: the objective and the predictive need all the training data, kept as buffers."""
 
-    fast = True  # training loss over blocks of the points (collapsed.collapsed_terms_blocked; False: all at once)
+    # training loss over blocks of the points on the CPU (False: all at once): SGPR (alpha = 0) with an RBF kernel
+    # through fused_rbf.CollapsedRBFStats (`fused_vfe`), everything else through collapsed.collapsed_terms_blocked
+    fast = True
     BLOCK = 2048  # points per block, as the SVGP path (models/fast_svgp.py); M = 200: 3.2 MB per M x block array
 
     def __init__(self, kernel, Z: torch.Tensor, likelihood, X_train, y_train, alpha: float, learn_inducing=True):
