@@ -94,8 +94,8 @@ def vfe_from_stats(P, v, kff_sum, yy, noise, n: int) -> torch.Tensor:
     sum_i lambda_i = sum_i Kff_ii - tr P; the same operations as `neg_log_marginal` on `collapsed_terms(alpha=0)`
     from there (LB = chol(I + P / noise), c = LB^-1 v / noise). Why: models/fused_rbf.CollapsedRBFStats returns
     only these statistics, so its backward avoids every N-sized solve (see there). Equal to `neg_log_marginal` to
-    rounding (tests/unit/test_fused_rbf.py); the per-point clamp lambda_i >= 0 is not applied (lambda_i < 0 only by
-    rounding, and only its sum enters F_0)."""
+    rounding (tests/unit/models/test_fused_rbf.py); the per-point clamp lambda_i >= 0 is not applied (lambda_i < 0
+    only by rounding, and only its sum enters F_0)."""
     M = P.shape[-1]
     eye = torch.eye(M, dtype=P.dtype, device=P.device)
     LB = torch.linalg.cholesky(eye + P / noise)

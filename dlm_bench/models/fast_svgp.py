@@ -15,8 +15,8 @@ gradient terms in another order): tests/unit/models/test_svgp_fast_path.py check
 
 With a ScaleKernel(RBFKernel) (no batch shape) the blocks go through models/fused_rbf.WhitenedRBFPredictive instead:
 the same q(f) with the kernel, the solve A = L^-1 K_ZX and the backward written out by hand (issue 57: on an AMD CPU
-MKL's triangular solve and the kernel's elementwise passes dominated this path); tests/unit/test_fused_rbf.py checks it
-against GPyTorch's call. Other kernels and the batched beta grid keep the GPyTorch calls below.
+MKL's triangular solve and the kernel's elementwise passes dominated this path);
+tests/unit/models/test_fused_rbf.py checks it against GPyTorch's call. Other kernels and the batched beta grid keep the GPyTorch calls below.
 
 Why bypass `VariationalStrategy.forward`: it has no way to block over the inputs (it concatenates Z and X into
 one kernel call), and blocking is what removes the memory traffic; everything it computes is computed here by

@@ -11,14 +11,14 @@ Why they exist. The blocked GPyTorch paths (models/fast_svgp.py, collapsed.colla
     fused kernel makes three passes forward (bias + GEMM, clamp, exp) and one backward (dK * K), and the lengthscale,
     outputscale and Z gradients follow from H = dK * K with one M x D product (formulas at `_rbf_grads`).
   * for SGPR, in the N-sized GEMMs of the backward: autograd differentiates A A^T as a product of two different
-    matrices (two GEMMs) and back-substitutes L^-T dA over N columns, then forms dL = -dK A^T (another GEMM). With the
-    statistics P = A A^T and v = A y as outputs, dA = W A + dv y^T with an M x M W, so dK_uf = (L^-T W) A + (L^-T dv) y^T
-    is one GEMM and dL = -(L^-T W) P - (L^-T dv) v^T is M x M work only (`CollapsedRBFStats.backward`).
+    matrices (two GEMMs) and back-substitutes L^-T dA over N columns, then forms dL = -dK A^T (another GEMM). With
+    the statistics P = A A^T and v = A y as outputs, dA = W A + dv y^T with an M x M W, so
+    dK_uf = (L^-T W) A + (L^-T dv) y^T is one GEMM and dL = -(L^-T W) P - (L^-T dv) v^T is M x M work only (`CollapsedRBFStats.backward`).
 
 Numerics. Both compute the same quantities as GPyTorch's (and collapsed.py's) path by the same factorisation (A = L^-1
 K with L = chol(K_ZZ + jitter); no explicit K_ZZ^-1 is formed), so the results agree to float64 rounding:
-tests/unit/test_fused_rbf.py checks loss and every gradient against the plain GPyTorch path to 1e-9 relative, also with
-nearly coincident inducing points. The block substitution with inverted BLK x BLK diagonal blocks has the error bound of
+tests/unit/models/test_fused_rbf.py checks loss and every gradient against the plain GPyTorch path to 1e-9 relative,
+also with nearly coincident inducing points. The block substitution with inverted BLK x BLK diagonal blocks has the error bound of
 a blocked triangular solve that depends on the conditioning of those blocks, not of the whole L (Higham, Accuracy and
 Stability of Numerical Algorithms, 2nd ed., sec. 13.2 / 14.2).
 

@@ -44,7 +44,7 @@ class CollapsedBundle(ModelBundle):
     def fused_vfe(self, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """F_0 with an RBF kernel through models/fused_rbf.CollapsedRBFStats (kernel, solve and backward fused; the
         M x N matrix A never leaves it) and collapsed.vfe_from_stats. Kuu, its jitter and Cholesky are the same calls
-        as `terms`; equal to `neg_log_marginal(self.terms(X, y))` to rounding (tests/unit/test_fused_rbf.py)."""
+        as `terms`; equal to `neg_log_marginal(self.terms(X, y))` to rounding (tests/unit/models/test_fused_rbf.py)."""
         Kuu = self.kernel(self.Z).to_dense()
         eye = torch.eye(Kuu.shape[-1], dtype=Kuu.dtype, device=Kuu.device)
         L = torch.linalg.cholesky(Kuu + collapsed.default_jitter(Kuu) * eye)

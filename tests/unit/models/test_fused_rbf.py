@@ -9,8 +9,8 @@ import torch
 from dlm_bench.cli import compose_config
 from dlm_bench.models import collapsed, fast_svgp, fused_rbf
 from dlm_bench.models.builders import build_bundle
+from dlm_bench.models.task_defaults import resolve_task_defaults
 from dlm_bench.run.context import seed_everything
-from dlm_bench.task_defaults import resolve_task_defaults
 
 D64 = torch.float64
 
