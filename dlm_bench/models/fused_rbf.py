@@ -57,7 +57,7 @@ def supports_fused_rbf(kernel, Z: torch.Tensor, X: torch.Tensor) -> bool:
 
 class BlockedLower:
     """Solves with a lower-triangular L [M, M]: block substitution with the BLK x BLK diagonal blocks inverted once, so
-    the N-sized work is GEMMs (see the module docstring). `solve(K)` = L^-1 K, `solve_t(G)` = L^-T G (both M x n)."""
+    the N-sized work is GEMMs (see the module docstring). `solve(K)` = L^-1 K for K [M, n] (any strides)."""
 
     def __init__(self, L: torch.Tensor, blk: int = BLK):
         self.L = L
@@ -71,14 +71,6 @@ class BlockedLower:
         for (i, j), Li in zip(self.cuts, self.inv):
             R = K[i:j] if i == 0 else torch.addmm(K[i:j], self.L[i:j, :i], X[:i], alpha=-1.0)
             torch.mm(Li, R, out=X[i:j])
-        return X
-
-    def solve_t(self, G: torch.Tensor) -> torch.Tensor:
-        X = torch.empty(G.shape, dtype=G.dtype, device=G.device)
-        M = self.L.shape[-1]
-        for (i, j), Li in reversed(list(zip(self.cuts, self.inv))):
-            R = G[i:j] if j == M else torch.addmm(G[i:j], self.L[j:, i:j].mT, X[j:], alpha=-1.0)
-            torch.mm(Li.mT, R, out=X[i:j])
         return X
 
 
@@ -97,8 +89,8 @@ def _rbf_block(zs, zn_half, xs_b, log_os):
 
 
 def _rbf_grads(H, zs, xs_b, acc):
-    """Accumulate the RBF gradients from H = dK * K (= dloss/dE, E = log K) of one block into acc = [r z-term (M),
-    H x (M x D), sum_j c_j x_j^2 (D), sum H]. With E_ij = log_os - |zs_i - xs_j|^2 / 2 (zs = (z - mu) / l):
+    """Accumulate the RBF gradients from H = dK * K (= dloss/dE, E = log K) of one block into acc = [row sums r of H
+    (M), H xs (M x D), c^T xs^2 with c the column sums (D), sum of H]. With E_ij = log_os - |zs_i - xs_j|^2 / 2 (zs = (z - mu) / l):
     dE_ij/dzs_i = -(zs_i - xs_j), dE_ij/dl_d = (zs_id - xs_jd)^2 / l_d, dE_ij/dlog_os = 1; summed in
     `_rbf_finish`."""
     r = H.sum(1)
@@ -126,10 +118,11 @@ def _rbf_finish(acc, zs, lengthscale, outputscale, needs):
 
 class WhitenedRBFPredictive(torch.autograd.Function):
     """The whitened SVGP predictive updates at X (GPyTorch's `ComputePredictiveUpdates` applied to K_ZX of the RBF
-    kernel): with A = L^-1 K_ZX, mean_update = A^T m and var_update = colsum(A * (S - I) A) (Hensman et al. 2015,
-    eq. 7-8 whitened; GPyTorch `VariationalStrategy.forward`). The backward follows GPyTorch's: dm = A dmean,
-    d(S - I) = A diag(dvar) A^T, dK = L^-T [m dmean^T + 2 (S - I) A diag(dvar)] and
-    dL = -L^-T (S - I) d(S - I) * 2 - L^-T m dm^T (M x M), then the kernel's from H = dK * K."""
+    kernel): with A = L^-1 K_ZX, mean_update = A^T m and var_update = colsum(A * (S - I) A) (the marginals of
+    q(f) = int p(f|u) q(u) du, Hensman et al. 2015, whitened u = L v as GPyTorch's `VariationalStrategy.forward`).
+    The backward follows GPyTorch's: dm = A dmean, d(S - I) = A diag(dvar) A^T,
+    dK = L^-T [m dmean^T + 2 (S - I) A diag(dvar)] and dL = -2 L^-T (S - I) d(S - I) - L^-T m dm^T (M x M), then
+    the kernel's from H = dK * K."""
 
     @staticmethod
     def forward(ctx, X, Z, lengthscale, outputscale, chol, middle, m, block):
