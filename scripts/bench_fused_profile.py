@@ -9,7 +9,7 @@ import time
 import numpy as np
 import torch
 
-from dlm_bench.models.fused_rbf import BlockedLower, _rbf_block, _rbf_grads, _scaled
+from dlm_bench.models.fused_rbf import BlockedLower, rbf_block, rbf_grads, scaled_inputs
 
 torch.set_num_threads(1)
 T = collections.defaultdict(float)  # seconds per operation, summed over blocks and steps
@@ -44,7 +44,7 @@ def setup(N, M, D, seed=0):
     g = torch.Generator().manual_seed(seed)
     X = torch.randn(N, D, generator=g, dtype=F64)
     Z = X[:M].clone()
-    xs, zs = _scaled(X, Z, torch.ones(1, D, dtype=F64))
+    xs, zs = scaled_inputs(X, Z, torch.ones(1, D, dtype=F64))
     L = torch.linalg.cholesky(torch.exp(-0.5 * torch.cdist(Z, Z) ** 2) + 1e-6 * torch.eye(M, dtype=F64))
     return g, xs, zs, 0.5 * zs.square().sum(-1), torch.tensor(0.0, dtype=F64), L
 
@@ -58,7 +58,7 @@ def svgp(N=10000, M=100, D=8, block=2048):
     saved = []
     for xb in xs.split(block):
         n = xb.shape[0]
-        K = tm("fwd kernel (bias+GEMM K=D, clamp, exp)", 2 * M * n * D, _rbf_block, zs, zn, xb, log_os)
+        K = tm("fwd kernel (bias+GEMM K=D, clamp, exp)", 2 * M * n * D, rbf_block, zs, zn, xb, log_os)
         A = tm("fwd A = L^-1 K (block substitution)", M * M * n, tri.solve, K)
         B = tm("fwd (S-I) A  GEMM", 2 * M * M * n, torch.mm, middle, A)
         tm("fwd A^T m, colsum(A*B)", 4 * M * n, lambda: (A.mT @ m, (A * B).sum(0)))
@@ -75,7 +75,7 @@ def svgp(N=10000, M=100, D=8, block=2048):
         dK = tm("bwd dK = 2 L^-T(S-I) Ad + q dmean^T  GEMM", 2 * M * M * n,
                 lambda: torch.addmm(torch.outer(q, dmean), P, Ad, alpha=2.0))
         tm("bwd kernel (H = dK*K, sums, H X GEMM K=D)", 2 * M * n * D + 3 * M * n,
-           lambda: _rbf_grads(dK.mul_(K), zs, xb, acc))
+           lambda: rbf_grads(dK.mul_(K), zs, xb, acc))
 
 
 def sgpr(N=5000, M=200, D=8, block=2048):
@@ -86,7 +86,7 @@ def sgpr(N=5000, M=200, D=8, block=2048):
     P, v, saved = torch.zeros(M, M, dtype=F64), torch.zeros(M, dtype=F64), []
     for xb, yb in zip(xs.split(block), y.split(block)):
         n = xb.shape[0]
-        K = tm("fwd kernel (bias+GEMM K=D, clamp, exp)", 2 * M * n * D, _rbf_block, zs, zn, xb, log_os)
+        K = tm("fwd kernel (bias+GEMM K=D, clamp, exp)", 2 * M * n * D, rbf_block, zs, zn, xb, log_os)
         A = tm("fwd A = L^-1 K (block substitution)", M * M * n, tri.solve, K)
         tm("fwd P += A A^T  GEMM", 2 * M * M * n, lambda: P.addmm_(A, A.mT))
         tm("fwd v += A y", 2 * M * n, lambda: v.addmv_(A, yb))
@@ -96,7 +96,7 @@ def sgpr(N=5000, M=200, D=8, block=2048):
         n = xb.shape[0]
         dK = tm("bwd dK = V A + w y^T  GEMM", 2 * M * M * n, lambda: torch.addmm(torch.outer(w, yb), V, A))
         tm("bwd kernel (H = dK*K, sums, H X GEMM K=D)", 2 * M * n * D + 3 * M * n,
-           lambda: _rbf_grads(dK.mul_(K), zs, xb, acc))
+           lambda: rbf_grads(dK.mul_(K), zs, xb, acc))
 
 
 def best_seconds(f, repeats=5, window=0.1):

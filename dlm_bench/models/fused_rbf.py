@@ -9,7 +9,7 @@ Why they exist. The blocked GPyTorch paths (models/fast_svgp.py, collapsed.colla
   * in about fourteen elementwise passes over each M x N array for the kernel and its autograd backward (division by
     the lengthscales, centring, the padded distance product, clamp, exp, outputscale, and each one's backward); the
     fused kernel makes three passes forward (bias + GEMM, clamp, exp) and one backward (dK * K), and the lengthscale,
-    outputscale and Z gradients follow from H = dK * K with one M x D product (formulas at `_rbf_grads`).
+    outputscale and Z gradients follow from H = dK * K with one M x D product (formulas at `rbf_grads`).
   * for SGPR, in the N-sized GEMMs of the backward: autograd differentiates A A^T as a product of two different
     matrices (two GEMMs) and back-substitutes L^-T dA over N columns, then forms dL = -dK A^T (another GEMM). With
     the statistics P = A A^T and v = A y as outputs, dA = W A + dv y^T with an M x M W, so
@@ -74,13 +74,13 @@ class BlockedLower:
         return X
 
 
-def _scaled(X, Z, lengthscale):
+def scaled_inputs(X, Z, lengthscale):
     """Centred, lengthscale-scaled inputs, as GPyTorch's RBFKernel (x / l) and sq_dist (minus the mean of Z / l)."""
     mu = Z.mean(0, keepdim=True)
     return (X - mu) / lengthscale, (Z - mu) / lengthscale
 
 
-def _rbf_block(zs, zn_half, xs_b, log_os):
+def rbf_block(zs, zn_half, xs_b, log_os):
     """K = outputscale * exp(-|z - x|^2 / 2) on scaled inputs, M x n: E = log_os - |z|^2/2 - |x|^2/2 + z.x by one
     GEMM with the bias as its input, clamped at log_os (squared distance >= 0, as GPyTorch's clamp_min(0)), exp."""
     bias = (log_os - zn_half).unsqueeze(-1) - 0.5 * xs_b.square().sum(-1)
@@ -88,11 +88,11 @@ def _rbf_block(zs, zn_half, xs_b, log_os):
     return E.clamp_max_(log_os).exp_()
 
 
-def _rbf_grads(H, zs, xs_b, acc):
+def rbf_grads(H, zs, xs_b, acc):
     """Accumulate the RBF gradients from H = dK * K (= dloss/dE, E = log K) of one block into acc = [row sums r of H
     (M), H xs (M x D), c^T xs^2 with c the column sums (D), sum of H]. With E_ij = log_os - |zs_i - xs_j|^2 / 2 (zs = (z - mu) / l):
     dE_ij/dzs_i = -(zs_i - xs_j), dE_ij/dl_d = (zs_id - xs_jd)^2 / l_d, dE_ij/dlog_os = 1; summed in
-    `_rbf_finish`."""
+    `rbf_finish`."""
     r = H.sum(1)
     c = H.sum(0)
     acc[0] = acc[0] + r
@@ -101,8 +101,8 @@ def _rbf_grads(H, zs, xs_b, acc):
     acc[3] = acc[3] + r.sum()
 
 
-def _rbf_finish(acc, zs, lengthscale, outputscale, needs):
-    """(dZ, dlengthscale, doutputscale) from the accumulated block sums (see `_rbf_grads`)."""
+def rbf_finish(acc, zs, lengthscale, outputscale, needs):
+    """(dZ, dlengthscale, doutputscale) from the accumulated block sums (see `rbf_grads`)."""
     r, HX, cx2, hsum = acc
     dZ = dls = dos = None
     if needs[0]:
@@ -126,13 +126,13 @@ class WhitenedRBFPredictive(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, X, Z, lengthscale, outputscale, chol, middle, m, block):
-        xs, zs = _scaled(X, Z, lengthscale)
+        xs, zs = scaled_inputs(X, Z, lengthscale)
         zn_half = 0.5 * zs.square().sum(-1)
         log_os = torch.log(outputscale)
         tri = BlockedLower(chol)
         means, variances, saved = [], [], []
         for xs_b in xs.split(block):
-            K = _rbf_block(zs, zn_half, xs_b, log_os)
+            K = rbf_block(zs, zn_half, xs_b, log_os)
             A = tri.solve(K)
             B = middle @ A
             means.append(A.mT @ m)
@@ -164,11 +164,11 @@ class WhitenedRBFPredictive(torch.autograd.Function):
             dmid += Ad @ A.mT
             if kernel_needed:
                 dK = torch.addmm(torch.outer(q, dmean_b), P, Ad, alpha=2.0)
-                _rbf_grads(dK.mul_(K), zs, xs_b, acc)
+                rbf_grads(dK.mul_(K), zs, xs_b, acc)
         dchol = None
         if ctx.needs_input_grad[4]:
             dchol = (-2.0 * P @ dmid - torch.outer(q, dm)).tril()
-        dZ, dls, dos = (_rbf_finish(acc, zs, lengthscale, outputscale, ctx.needs_input_grad[1:4]) if kernel_needed
+        dZ, dls, dos = (rbf_finish(acc, zs, lengthscale, outputscale, ctx.needs_input_grad[1:4]) if kernel_needed
                         else (None, None, None))
         return (None, dZ, dls, dos, dchol, dmid if ctx.needs_input_grad[5] else None,
                 dm if ctx.needs_input_grad[6] else None, None)
@@ -182,7 +182,7 @@ class CollapsedRBFStats(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, X, Z, lengthscale, outputscale, chol, y, block):
-        xs, zs = _scaled(X, Z, lengthscale)
+        xs, zs = scaled_inputs(X, Z, lengthscale)
         zn_half = 0.5 * zs.square().sum(-1)
         log_os = torch.log(outputscale)
         tri = BlockedLower(chol)
@@ -191,7 +191,7 @@ class CollapsedRBFStats(torch.autograd.Function):
         v = torch.zeros(M, dtype=zs.dtype)
         saved = []
         for xs_b, y_b in zip(xs.split(block), y.split(block)):
-            K = _rbf_block(zs, zn_half, xs_b, log_os)
+            K = rbf_block(zs, zn_half, xs_b, log_os)
             A = tri.solve(K)
             P.addmm_(A, A.mT)
             v.addmv_(A, y_b)
@@ -214,8 +214,8 @@ class CollapsedRBFStats(torch.autograd.Function):
         if kernel_needed:
             for K, A, xs_b, y_b in zip(KA[0::2], KA[1::2], xs.split(ctx.block), y.split(ctx.block)):
                 dK = torch.addmm(torch.outer(w, y_b), V, A)
-                _rbf_grads(dK.mul_(K), zs, xs_b, acc)
+                rbf_grads(dK.mul_(K), zs, xs_b, acc)
         dchol = (-(V @ P) - torch.outer(w, v)).tril() if ctx.needs_input_grad[4] else None
-        dZ, dls, dos = (_rbf_finish(acc, zs, lengthscale, outputscale, ctx.needs_input_grad[1:4]) if kernel_needed
+        dZ, dls, dos = (rbf_finish(acc, zs, lengthscale, outputscale, ctx.needs_input_grad[1:4]) if kernel_needed
                         else (None, None, None))
         return None, dZ, dls, dos, dchol, None, None
