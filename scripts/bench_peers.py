@@ -41,6 +41,57 @@ def inducing(X, m, seed):
     return X[np.random.default_rng(seed).choice(X.shape[0], size=m, replace=False)].copy()
 
 
+# ---------------------------------------------------------------- machine
+def cpu_model() -> str:
+    """The CPU model name and vendor (/proc/cpuinfo; platform.processor() elsewhere)."""
+    try:
+        info = {}
+        for line in open("/proc/cpuinfo").read().splitlines():
+            key, _, value = line.partition(":")
+            info.setdefault(key.strip(), value.strip())
+        return f"{info['model name']} ({info['vendor_id']})"
+    except (OSError, KeyError, ValueError):
+        import platform
+
+        return platform.processor() or platform.machine()
+
+
+def blas_names() -> tuple[str, str]:
+    """(torch's BLAS, numpy's BLAS), as their build configurations name them."""
+    import re
+
+    cfg = torch.__config__.show()
+    mkl = re.search(r"Math Kernel Library Version ([^\n]+?) for", cfg)
+    blas = re.search(r"BLAS_INFO=(\w+)", cfg)
+    torch_blas = f"MKL {mkl.group(1)}" if mkl else (blas.group(1) if blas else "unknown")
+    try:
+        dep = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        numpy_blas = f"{dep.get('name')} {dep.get('version')}"
+    except Exception:  # older numpy: no dict mode
+        numpy_blas = "unknown"
+    return torch_blas, numpy_blas
+
+
+def dgemm_gflops(matmul, a, b, seconds=0.5) -> float:
+    """Best GFLOP/s of a 1000^3 float64 product over repeats (the peak the issue-57 fractions refer to)."""
+    matmul(a, b)
+    best = float("inf")
+    t_end = time.perf_counter() + seconds
+    while time.perf_counter() < t_end:
+        t0 = time.perf_counter()
+        matmul(a, b)
+        best = min(best, time.perf_counter() - t0)
+    return 2 * a.shape[0] * a.shape[1] * b.shape[1] / best / 1e9
+
+
+def machine_line() -> str:
+    a = np.random.default_rng(0).standard_normal((1000, 1000))
+    ta = torch.from_numpy(a)
+    torch_blas, numpy_blas = blas_names()
+    return (f"== CPU: {cpu_model()}; torch BLAS: {torch_blas}; numpy BLAS: {numpy_blas}; dgemm 1000^3 one thread: "
+            f"torch {dgemm_gflops(torch.mm, ta, ta):.1f}, numpy {dgemm_gflops(np.dot, a, a):.1f} GFLOP/s")
+
+
 # ---------------------------------------------------------------- dlm_bench
 def dlm_bench_side(model_name, X, y, Z, fast: bool):
     from dlm_bench.cli import compose_config
@@ -156,6 +207,7 @@ def main(argv=None):
     print(f"== machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; torch {torch.__version__}, "
           f"gpytorch {__import__('gpytorch').__version__}, tensorflow {tf.__version__}, gpflow {gpflow.__version__}; "
           f"one thread each", flush=True)
+    print(machine_line(), flush=True)
     results = {}
     cases = {"svgp": ("(a) SVGP ELBO Adam step, whitened, N=10000 M=100 D=8, ARD RBF, float64", 10000, 100),
              "sgpr": ("(b) collapsed SGPR bound + gradient + Adam step, N=5000 M=200 D=8, ARD RBF, float64", 5000, 200)}

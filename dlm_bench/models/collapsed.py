@@ -88,6 +88,24 @@ def collapsed_terms_blocked(Kuu, blocks, noise, alpha: float = 1.0, jitter=0.0) 
     return CollapsedTerms(L, None, torch.cat(lams), torch.cat(ds), LB, c, torch.cat(ys), noise, alpha)
 
 
+def vfe_from_stats(P, v, kff_sum, yy, noise, n: int) -> torch.Tensor:
+    """F_0 (the negative Titsias bound, a sum over the N points) from the data statistics P = A A^T, v = A y
+    (A = L^-1 Kuf), sum_i Kff_ii and y^T y: with D = noise I, A D^-1 A^T = P / noise, A D^-1 y = v / noise and
+    sum_i lambda_i = sum_i Kff_ii - tr P; the same operations as `neg_log_marginal` on `collapsed_terms(alpha=0)`
+    from there (LB = chol(I + P / noise), c = LB^-1 v / noise). Why: models/fused_rbf.CollapsedRBFStats returns
+    only these statistics, so its backward avoids every N-sized solve (see there). Equal to `neg_log_marginal` to
+    rounding (tests/unit/models/test_fused_rbf.py); the per-point clamp lambda_i >= 0 is not applied (lambda_i < 0
+    only by rounding, and only its sum enters F_0)."""
+    M = P.shape[-1]
+    eye = torch.eye(M, dtype=P.dtype, device=P.device)
+    LB = torch.linalg.cholesky(eye + P / noise)
+    c = torch.linalg.solve_triangular(LB, (v / noise).unsqueeze(-1), upper=False).squeeze(-1)
+    logdet = n * torch.log(noise) + 2.0 * LB.diagonal().log().sum()
+    quad = yy / noise - c.square().sum()
+    trace = 0.5 * (kff_sum - P.diagonal().sum()) / noise
+    return 0.5 * (n * math.log(2 * math.pi) + logdet + quad) + trace
+
+
 def neg_log_marginal(t: CollapsedTerms) -> torch.Tensor:
     """F_alpha (a sum over the N points, not a mean)."""
     n = t.y.shape[0]

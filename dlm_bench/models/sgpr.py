@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from ..likelihoods import GaussianLikelihood
-from . import collapsed
+from . import collapsed, fused_rbf
 from .base import ModelBundle
 from .components import initial_kernel_and_inducing
 
@@ -15,7 +15,9 @@ class CollapsedBundle(ModelBundle):
     """Kernel + Z + Gaussian noise, trained on F_alpha / N (alpha=0: SGPR, alpha=1: FITC).
     Full batch only: the objective and the predictive need all the training data, kept as buffers."""
 
-    fast = True  # training loss over blocks of the points (collapsed.collapsed_terms_blocked; False: all at once)
+    # training loss over blocks of the points on the CPU (False: all at once): SGPR (alpha = 0) with an RBF kernel
+    # through fused_rbf.CollapsedRBFStats (`fused_vfe`), everything else through collapsed.collapsed_terms_blocked
+    fast = True
     BLOCK = 2048  # points per block, as the SVGP path (models/fast_svgp.py); M = 200: 3.2 MB per M x block array
 
     def __init__(self, kernel, Z: torch.Tensor, likelihood, X_train, y_train, alpha: float, learn_inducing=True):
@@ -34,8 +36,22 @@ class CollapsedBundle(ModelBundle):
 
     def loss(self, X, y):
         if self.fast and X.device.type == "cpu" and X.shape[0] >= 2 * self.BLOCK:  # a cache optimisation: CPU only
+            if self.alpha == 0.0 and fused_rbf.supports_fused_rbf(self.kernel, self.Z, X):
+                return self.fused_vfe(X, y) / X.shape[0]
             return collapsed.neg_log_marginal(self.blocked_terms(X, y)) / X.shape[0]
         return collapsed.neg_log_marginal(self.terms(X, y)) / X.shape[0]
+
+    def fused_vfe(self, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """F_0 with an RBF kernel through models/fused_rbf.CollapsedRBFStats (kernel, solve and backward fused; the
+        M x N matrix A never leaves it) and collapsed.vfe_from_stats. Kuu, its jitter and Cholesky are the same calls
+        as `terms`; equal to `neg_log_marginal(self.terms(X, y))` to rounding (tests/unit/models/test_fused_rbf.py)."""
+        Kuu = self.kernel(self.Z).to_dense()
+        eye = torch.eye(Kuu.shape[-1], dtype=Kuu.dtype, device=Kuu.device)
+        L = torch.linalg.cholesky(Kuu + collapsed.default_jitter(Kuu) * eye)
+        P, v = fused_rbf.CollapsedRBFStats.apply(X, self.Z, self.kernel.base_kernel.lengthscale,
+                                                  self.kernel.outputscale, L, y, self.BLOCK)
+        kff_sum = self.kernel(X, diag=True).sum()
+        return collapsed.vfe_from_stats(P, v, kff_sum, y.square().sum(), self.noise, X.shape[0])
 
     def blocked_terms(self, X: torch.Tensor, y: torch.Tensor) -> collapsed.CollapsedTerms:
         """`terms` with the kernel evaluated block by block (the same GPyTorch kernel on row blocks of X). K_uf's

@@ -1,6 +1,7 @@
 """Joint-hyperparameter fast path (models/fast_svgp.py): the whitened SVGP's training-mode q(f) computed over blocks
 of the inputs. Loss and gradients (kernel, mean, noise, Z, q(u)) equal GPyTorch's own call (the same bundle with
-fast_joint=False), float64, to 1e-10 relative."""
+fast_joint=False), float64, to 1e-10 relative. The RBF cases take the fused kernel path (models/fused_rbf.py, also
+tested in test_fused_rbf.py); the Matern case the blocked GPyTorch calls."""
 
 import pytest
 import torch

@@ -1,0 +1,148 @@
+"""Where a fused SVGP / SGPR step's time goes (issue 57, docs/performance.md "Round 3"): the N-sized operations of
+models/fused_rbf.py's forward and backward, called outside autograd on the benchmark's shapes (synthetic data, Z
+inside X), timed per operation and summed over the blocks, with each one's flop count and fraction of this core's
+dgemm peak (numpy 1000^3 in the same process). Then MKL's triangular solve against the block substitution and a
+GEMM at the same shape. One thread. `python scripts/bench_fused_profile.py`."""
+import collections
+import time
+
+import numpy as np
+import torch
+
+from dlm_bench.models.fused_rbf import BlockedLower, rbf_block, rbf_grads, scaled_inputs
+
+torch.set_num_threads(1)
+T = collections.defaultdict(float)  # seconds per operation, summed over blocks and steps
+F = collections.defaultdict(float)  # flops per operation
+
+
+def tm(name, flops, f, *a):
+    t = time.perf_counter()
+    r = f(*a)
+    T[name] += time.perf_counter() - t
+    F[name] += flops
+    return r
+
+
+def peak():
+    """numpy's 1000^3 dgemm, best of 5, GFLOP/s (the reference the fractions refer to)."""
+    a = np.random.default_rng(0).standard_normal((1000, 1000))
+    a @ a
+    best = float("inf")
+    for _ in range(5):
+        t = time.perf_counter()
+        a @ a
+        best = min(best, time.perf_counter() - t)
+    return 2e9 / best / 1e9
+
+
+F64 = torch.float64
+
+
+def setup(N, M, D, seed=0):
+    """Synthetic inputs, Z = the first M of them, unit lengthscales and outputscale, chol(K_ZZ + 1e-6 I)."""
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(N, D, generator=g, dtype=F64)
+    Z = X[:M].clone()
+    xs, zs = scaled_inputs(X, Z, torch.ones(1, D, dtype=F64))
+    L = torch.linalg.cholesky(torch.exp(-0.5 * torch.cdist(Z, Z) ** 2) + 1e-6 * torch.eye(M, dtype=F64))
+    return g, xs, zs, 0.5 * zs.square().sum(-1), torch.tensor(0.0, dtype=F64), L
+
+
+def svgp(N=10000, M=100, D=8, block=2048):
+    """WhitenedRBFPredictive's forward and backward, operation by operation."""
+    g, xs, zs, zn, log_os, L = setup(N, M, D)
+    middle = 0.01 * torch.eye(M, dtype=F64)
+    m = torch.randn(M, generator=g, dtype=F64)
+    tri = tm("M^3 setup (diag-block inverses)", M**3 / 3, BlockedLower, L)
+    saved = []
+    for xb in xs.split(block):
+        n = xb.shape[0]
+        K = tm("fwd kernel (bias+GEMM K=D, clamp, exp)", 2 * M * n * D, rbf_block, zs, zn, xb, log_os)
+        A = tm("fwd A = L^-1 K (block substitution)", M * M * n, tri.solve, K)
+        B = tm("fwd (S-I) A  GEMM", 2 * M * M * n, torch.mm, middle, A)
+        tm("fwd A^T m, colsum(A*B)", 4 * M * n, lambda: (A.mT @ m, (A * B).sum(0)))
+        saved.append((K, A, xb))
+    P = torch.linalg.solve_triangular(L.mT, middle, upper=True)
+    q = torch.linalg.solve_triangular(L.mT, m[:, None], upper=True)[:, 0]
+    acc = [0, 0, 0, 0]
+    dm, dmid = torch.zeros(M, dtype=F64), torch.zeros(M, M, dtype=F64)
+    for K, A, xb in saved:
+        n = xb.shape[0]
+        dmean, dvar = torch.randn(n, generator=g, dtype=F64), torch.randn(n, generator=g, dtype=F64)
+        Ad = tm("bwd A*dvar, A dmean", 3 * M * n, lambda: (A * dvar, dm.add_(A @ dmean))[0])
+        tm("bwd d(S-I) += Ad A^T  GEMM", 2 * M * M * n, lambda: dmid.add_(Ad @ A.mT))
+        dK = tm("bwd dK = 2 L^-T(S-I) Ad + q dmean^T  GEMM", 2 * M * M * n,
+                lambda: torch.addmm(torch.outer(q, dmean), P, Ad, alpha=2.0))
+        tm("bwd kernel (H = dK*K, sums, H X GEMM K=D)", 2 * M * n * D + 3 * M * n,
+           lambda: rbf_grads(dK.mul_(K), zs, xb, acc))
+
+
+def sgpr(N=5000, M=200, D=8, block=2048):
+    """CollapsedRBFStats's forward and backward, operation by operation."""
+    g, xs, zs, zn, log_os, L = setup(N, M, D)
+    y = torch.randn(N, generator=g, dtype=F64)
+    tri = tm("M^3 setup (diag-block inverses)", M**3 / 3, BlockedLower, L)
+    P, v, saved = torch.zeros(M, M, dtype=F64), torch.zeros(M, dtype=F64), []
+    for xb, yb in zip(xs.split(block), y.split(block)):
+        n = xb.shape[0]
+        K = tm("fwd kernel (bias+GEMM K=D, clamp, exp)", 2 * M * n * D, rbf_block, zs, zn, xb, log_os)
+        A = tm("fwd A = L^-1 K (block substitution)", M * M * n, tri.solve, K)
+        tm("fwd P += A A^T  GEMM", 2 * M * M * n, lambda: P.addmm_(A, A.mT))
+        tm("fwd v += A y", 2 * M * n, lambda: v.addmv_(A, yb))
+        saved.append((K, A, xb, yb))
+    V, w, acc = torch.randn(M, M, generator=g, dtype=F64), torch.randn(M, generator=g, dtype=F64), [0, 0, 0, 0]
+    for K, A, xb, yb in saved:
+        n = xb.shape[0]
+        dK = tm("bwd dK = V A + w y^T  GEMM", 2 * M * M * n, lambda: torch.addmm(torch.outer(w, yb), V, A))
+        tm("bwd kernel (H = dK*K, sums, H X GEMM K=D)", 2 * M * n * D + 3 * M * n,
+           lambda: rbf_grads(dK.mul_(K), zs, xb, acc))
+
+
+def best_seconds(f, repeats=5, window=0.1):
+    f()
+    best = float("inf")
+    for _ in range(repeats):
+        t, k = time.perf_counter(), 0
+        while time.perf_counter() - t < window:
+            f()
+            k += 1
+        best = min(best, (time.perf_counter() - t) / k)
+    return best
+
+
+def solves():
+    """L^-1 K three ways: MKL's dtrsm, the block substitution, and (for scale) a dgemm of the same shape."""
+    for M, n in ((100, 2048), (200, 2048), (200, 5000)):
+        g = torch.Generator().manual_seed(0)
+        B = torch.randn(M, M, generator=g, dtype=F64)
+        L = torch.linalg.cholesky(B @ B.T + M * torch.eye(M, dtype=F64))
+        K = torch.randn(M, n, generator=g, dtype=F64)
+        tri = BlockedLower(L)
+        rates = {"MKL dtrsm": M * M * n / best_seconds(lambda: torch.linalg.solve_triangular(L, K, upper=False)),
+                 "block substitution": M * M * n / best_seconds(lambda: tri.solve(K)),
+                 "dgemm (M x M) @ (M x n)": 2 * M * M * n / best_seconds(lambda: L @ K)}
+        print(f"L^-1 K, M={M} n={n} (M^2 n flops; dgemm 2 M^2 n): "
+              + ", ".join(f"{k} {v / 1e9:.1f}" for k, v in rates.items()) + " GFLOP/s")
+
+
+def main():
+    pk = peak()
+    for name, fn, reps in (("(a) SVGP N=10000 M=100 D=8", svgp, 10), ("(b) SGPR N=5000 M=200 D=8", sgpr, 10)):
+        fn()  # warm-up
+        T.clear()
+        F.clear()
+        for _ in range(reps):
+            fn()
+        tot, ftot = sum(T.values()) / reps, sum(F.values()) / reps
+        print(f"{name}: numpy dgemm 1000^3 peak now {pk:.1f} GFLOP/s; N-sized work per step {tot * 1e3:.1f} ms, "
+              f"{ftot / 1e6:.0f} Mflop, {ftot / tot / 1e9:.1f} GFLOP/s = {ftot / tot / 1e9 / pk:.0%} of peak")
+        for k in T:
+            t, f = T[k] / reps, F[k] / reps
+            print(f"   {k:48s} {t * 1e3:7.2f} ms {100 * t / tot:5.1f} %  {f / 1e6:7.1f} Mflop  {f / t / 1e9:5.1f} "
+                  f"GFLOP/s  {f / t / 1e9 / pk:4.0%} of peak")
+    solves()
+
+
+if __name__ == "__main__":
+    main()
