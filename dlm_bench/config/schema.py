@@ -149,6 +149,9 @@ class TrainerConfig:
     progress: Progress = Progress.auto
     # every k iterations, also record test metrics (test_nll, test_mse) in curve.csv (learning curves)
     track_every: Optional[int] = None
+    # seconds of training between checkpoints (training/checkpoint.py: a killed run resumes from the last one);
+    # 0: none. Where a run goes, not what it computes: not in run names (run/naming.py)
+    checkpoint_every_s: float = 300.0
 
 
 @dataclass

@@ -54,6 +54,9 @@ def validate_numbers(cfg: DictConfig) -> None:
         raise ConfigError(f"trainer.tol_on must be mean or sum, got {t.tol_on!r}")
     if t.stochastic_lr is not None:
         _finite_positive("trainer.stochastic_lr", t.stochastic_lr)
+    every = t.get("checkpoint_every_s", 0.0)
+    if every is None or not math.isfinite(every) or every < 0:
+        raise ConfigError(f"trainer.checkpoint_every_s must be a finite number >= 0 (0: no checkpoints), got {every}")
     check_seed(cfg.seed)
     check_results_dir(cfg.results_dir)
     m = cfg.model
