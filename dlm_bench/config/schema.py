@@ -259,6 +259,10 @@ class LauncherConfig:
     gpus: int = 0
     array_parallelism: int = 256
     setup: list[str] = field(default_factory=list)  # shell lines run before each slurm job
+    # slurm: SLURM warns a job this many seconds before its time limit (sbatch --signal=USR2@s); the job then saves
+    # its training checkpoint and requeues itself (submitit), at most max_requeues times; the rerun resumes
+    signal_delay_s: int = 120
+    max_requeues: int = 3
 
 
 @dataclass

@@ -11,6 +11,7 @@ members still training, their state and Adam moments carried over.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import math
@@ -180,12 +181,13 @@ def fit_batched(bundle: BatchedBundle, X, y, trainer) -> list:
     run = _BatchedTraining(bundle, trainer, scale=trainer.tol_scale(X.shape[0]))  # full batch
     bundle.train()
     ckpt = getattr(trainer, "checkpoint", None)  # the group's (run/batched.py; training/checkpoint.py)
+    ckpt = ckpt if ckpt is not None and ckpt.enabled else None
     if ckpt is not None:
         run.restore(ckpt.load())
     if trainer.heartbeat is not None:
         trainer.heartbeat.start()
     try:
-        with interrupts.deferred():
+        with interrupts.deferred() if ckpt is not None else contextlib.nullcontext():
             while any(run.active):
                 values = run.losses_then_step(X, y)
                 if values is None:  # every member stopped (diverged) at this iteration

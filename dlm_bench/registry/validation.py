@@ -79,6 +79,8 @@ def validate_numbers(cfg: DictConfig) -> None:
     _at_least("protocol.test_size", p.test_size, 1, allow_none=True)
     _at_least("launcher.n_jobs", cfg.launcher.n_jobs, 1)
     _at_least("launcher.cpus", cfg.launcher.cpus, 1, allow_none=True)
+    _at_least("launcher.signal_delay_s", cfg.launcher.get("signal_delay_s", 0), 0)
+    _at_least("launcher.max_requeues", cfg.launcher.get("max_requeues", 0), 0)
 
 
 SEED_LIMIT = 2**63  # numpy's and torch's seeding take a 64-bit seed (torch.manual_seed: a signed/unsigned long long)

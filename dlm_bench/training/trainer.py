@@ -6,6 +6,7 @@ import math
 import sys
 import time
 from collections import deque
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import torch
@@ -162,7 +163,7 @@ class Trainer:
         rule = StoppingRule(self.window, self.tol)
         result = TrainResult()
         gen = torch.Generator(device="cpu").manual_seed(self.seed)
-        ckpt = self.checkpoint if module is not None else None
+        ckpt = self.checkpoint if module is not None and self.checkpoint is not None and self.checkpoint.enabled else None
         elapsed = self._resume(ckpt, module, optimizer, gen, rule, result) if ckpt is not None else 0.0
         bar = tqdm(total=self.max_iters, initial=result.iterations, disable=not self.progress, leave=False,
                    desc="train", unit="it")
@@ -171,7 +172,7 @@ class Trainer:
         start = time.perf_counter() - elapsed  # a resumed run's clock counts the training before the checkpoint
         loss_value = result.final_loss if result.curve else float("nan")
         try:
-            with interrupts.deferred():
+            with interrupts.deferred() if ckpt is not None else nullcontext():  # off: signals act at once, as before
                 while True:
                     epoch_sum, epoch_count = 0.0, 0
                     for idx in self._epoch_batches(n, gen, X.device, full_batch):

@@ -171,13 +171,17 @@ def test_save_is_atomic_and_a_bad_file_is_ignored(tmp_path, monkeypatch, capsys)
     assert Checkpoint(tmp_path / "c2.pt", 1.0, identity={"members": [2]}).load() is None
 
 
-def test_off_means_no_file(tmp_path):
+def test_off_means_no_file_and_signals_act_at_once(tmp_path, sigterm_handler):
     torch.manual_seed(0)
     model = NoisyRegression()
     trainer = Trainer(lr=0.05, max_iters=30, tol=-1.0, progress=False, checkpoint_every_s=0)
     trainer.checkpoint_to(tmp_path / "checkpoint.pt")
     trainer.fit(model.loss, model.parameters(), *data(), module=model)
     assert not (tmp_path / "checkpoint.pt").exists()
+    model.sigterm_at, model.calls = 5, 0
+    with pytest.raises(Terminated):
+        trainer.fit(model.loss, model.parameters(), *data(), module=model)
+    assert model.calls == 5 and not (tmp_path / "checkpoint.pt").exists()  # raised inside the 5th loss
     with pytest.raises(ValueError, match="checkpoint_every_s"):
         Trainer(checkpoint_every_s=-1)
 
