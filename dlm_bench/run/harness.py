@@ -17,8 +17,9 @@
    `<results_dir>/.rescued/<run name>/` and ResultsNotWritten names the place.
 
 ConfigError, DatasetError and OutsideBetaGrid raised before training (steps 1-4) propagate: `dlm-bench run` prints
-one line and exits 2; a sweep records the point as failed (or not applicable). SIGTERM raises Terminated: nothing
-is written, the point runs again next time.
+one line and exits 2; a sweep records the point as failed (or not applicable). SIGTERM raises Terminated (during
+training at the end of the iteration, after saving the training checkpoint, training/checkpoint.py): no run.json
+is written, and the point's next run resumes from the checkpoint.
 """
 
 from __future__ import annotations

@@ -191,3 +191,43 @@ def test_remove_checkpoints(tmp_path):
         (tmp_path / name).write_text("x")
     remove_checkpoints(tmp_path)
     assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
+
+
+def test_slurm_warning_checkpoints_before_submitits_requeue(tmp_path):
+    """In a SLURM job submitit handles USR2 (checkpoint the submission, `scontrol requeue`, sys.exit). The harness
+    (signals.install) holds that handler while a training iteration runs: the run's checkpoint is written first,
+    of the state at the end of the iteration the warning hit, then submitit's handler runs."""
+    seen = []
+
+    def submitit_handler(signum, frame):  # what submitit's SignalHandler.checkpoint_and_try_requeue ends with
+        saved = torch.load(tmp_path / "checkpoint.pt", weights_only=False)
+        seen.append((signum, saved["result"]["iterations"]))
+        raise SystemExit(-1)
+
+    before = signal.signal(signal.SIGUSR2, submitit_handler)
+    previous = signals.install()
+    try:
+        assert signal.getsignal(signal.SIGUSR2) is not submitit_handler  # wrapped
+        ref, ref_model = fit(tmp_path / "ref", checkpoint=False)
+        torch.manual_seed(0), np.random.seed(0), random.seed(0)
+        model = NoisyRegression()
+        trainer = Trainer(lr=0.05, max_iters=120, window=10, tol=-1.0, progress=False, seed=3, checkpoint_every_s=1e9)
+        trainer.checkpoint_to(tmp_path / "checkpoint.pt")
+        real_loss = model.loss
+
+        def loss(X, y):
+            if model.calls == 20:  # the 21st evaluation: the warning arrives mid-iteration
+                os.kill(os.getpid(), signal.SIGUSR2)
+            return real_loss(X, y)
+
+        with pytest.raises(SystemExit):
+            trainer.fit(loss, model.parameters(), *data(), module=model)
+        assert seen == [(signal.SIGUSR2, 21)]
+    finally:
+        signals.restore(previous)
+        restored = signal.getsignal(signal.SIGUSR2)
+        signal.signal(signal.SIGUSR2, before)
+        signals.reset()
+    assert restored is submitit_handler  # signals.restore puts submitit's handler back
+    again, model = fit(tmp_path)  # the requeued job
+    assert again.resumed_at == [21] and torch.equal(model.w, ref_model.w)
