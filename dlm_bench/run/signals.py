@@ -16,7 +16,7 @@ import threading
 import time
 from pathlib import Path
 
-from ..errors import Terminated
+from ..errors import OutOfRequeues, Terminated
 from ..util import interrupts
 
 # set by SIGTERM in this process. A joblib worker that unwound a job on SIGTERM is handed the next job by loky
@@ -64,8 +64,18 @@ class _HeldWarning:
         self.original = original
 
     def __call__(self, signum, frame):
-        if not interrupts.hold(signum, self.original):
+        if not interrupts.hold(signum, self._requeue):
+            self._requeue(signum, frame)
+
+    def _requeue(self, signum, frame):
+        """submitit's handler: requeues and exits (SystemExit), or raises UncompletedJobError when it does not
+        requeue (launcher.max_requeues reached): then the run stops as by SIGTERM (checkpoint kept, no failed
+        run.json) and the sweep job ends as deferred."""
+        try:
             self.original(signum, frame)
+        except Exception as err:
+            raise OutOfRequeues(f"stopped at the SLURM time limit and not requeued ({str(err).strip()}); "
+                                "its checkpoint is kept: the next sweep resumes it") from err
 
 
 def install():

@@ -231,3 +231,38 @@ def test_slurm_warning_checkpoints_before_submitits_requeue(tmp_path):
     assert restored is submitit_handler  # signals.restore puts submitit's handler back
     again, model = fit(tmp_path)  # the requeued job
     assert again.resumed_at == [21] and torch.equal(model.w, ref_model.w)
+
+
+def test_a_job_out_of_requeues_stops_like_sigterm_not_as_a_failed_run(tmp_path):
+    """submitit raises UncompletedJobError from its handler when it does not requeue (max_num_timeout reached):
+    that must not become a failed run (the harness records Exceptions as failures and removes the checkpoint),
+    but stop the run like SIGTERM, the checkpoint kept, so the next sweep resumes it."""
+    from submitit.core.utils import UncompletedJobError
+
+    from dlm_bench.errors import OutOfRequeues
+
+    def submitit_handler(signum, frame):
+        raise UncompletedJobError("Job not requeued because: timed-out too many times.")
+
+    before = signal.signal(signal.SIGUSR2, submitit_handler)
+    previous = signals.install()
+    try:
+        torch.manual_seed(0), np.random.seed(0), random.seed(0)
+        model = NoisyRegression()
+        trainer = Trainer(lr=0.05, max_iters=120, tol=-1.0, progress=False, checkpoint_every_s=1e9)
+        trainer.checkpoint_to(tmp_path / "checkpoint.pt")
+        real_loss = model.loss
+
+        def loss(X, y):
+            if model.calls == 10:
+                os.kill(os.getpid(), signal.SIGUSR2)
+            return real_loss(X, y)
+
+        with pytest.raises(OutOfRequeues, match="timed-out too many times.*next sweep resumes it"):
+            trainer.fit(loss, model.parameters(), *data(), module=model)
+        assert not isinstance(OutOfRequeues("x"), Exception)  # passes the harness's `except Exception`
+    finally:
+        signals.restore(previous)
+        signal.signal(signal.SIGUSR2, before)
+        signals.reset()
+    assert torch.load(tmp_path / "checkpoint.pt", weights_only=False)["result"]["iterations"] == 11
