@@ -97,15 +97,21 @@ def test_warned_job_checkpoints_requeues_and_resumes(tmp_path, cli_env):
     proc = subprocess.Popen(cli_command() + ["sweep", *point, "launcher=slurm", "launcher.time_min=20",
                                              "launcher.max_requeues=2", f"results_dir={root}"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.monotonic() + 600
-    while not list(root.glob("default/*/checkpoint.pt")):
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[0]
-        time.sleep(0.2)
-    time.sleep(2)
-    (job_dir,) = root.glob("default/_hydra/sweep_*/.submitit/*")
-    warned = subprocess.run(["scancel", "--signal=USR2", job_dir.name], capture_output=True, text=True)
-    assert warned.returncode == 0, warned.stderr
-    out = proc.communicate(timeout=900)[0]
+    try:
+        deadline = time.monotonic() + 600
+        while not list(root.glob("default/*/checkpoint.pt")):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[0]
+            time.sleep(0.2)
+        time.sleep(2)
+        # the job's folder, named by its id (beside it submitit keeps a hidden link to the batch script)
+        (job_dir,) = [p for p in root.glob("default/_hydra/sweep_*/.submitit/*") if p.name.isdigit()]
+        warned = subprocess.run(["scancel", "--signal=USR2", job_dir.name], capture_output=True, text=True)
+        assert warned.returncode == 0, warned.stderr
+        out = proc.communicate(timeout=900)[0]
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.communicate(timeout=120)
     assert proc.returncode == 0, out
     assert "sweep: 1 jobs, 0 skipped, 1 run (1 ok, 0 diverged, 0 failed)" in out, out
     log = next(job_dir.glob("*_0_log.out")).read_text()
