@@ -132,7 +132,12 @@ def _zombie(pid: int) -> bool:
         return True
 
 
-def stop_workers(grace_s: float = 3.0, keep_trackers: bool = False) -> list[int]:
+# a worker mid-training first ends its iteration and saves its checkpoint (fsync) before it unwinds: on a loaded
+# machine that took over 3 s once (a run lock left behind, tests/integration/test_sweep_real_runs.py)
+STOP_GRACE_S = 10.0
+
+
+def stop_workers(grace_s: float = STOP_GRACE_S, keep_trackers: bool = False) -> list[int]:
     """SIGTERM every descendant (joblib's loky workers and resource trackers), SIGKILL what is left after
     `grace_s`. Loky workers are not in a process group of their own and outlive a killed parent otherwise."""
     pids = descendants(os.getpid())
