@@ -14,6 +14,11 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM (timeout, kill, SLURM's scancel) turned into an exception, so the sweep can clean up."""
 
 
+class OutOfRequeues(Terminated):
+    """A SLURM job warned of its time limit that submitit did not requeue (launcher.max_requeues reached): the run
+    stops with its checkpoint saved and no run.json (the next sweep resumes it); a sweep counts it as deferred."""
+
+
 class ResultsNotWritten(RuntimeError):
     """A finished run whose run directory could not be written; its files went to the fallback place the message
     names (`<results_dir>/.rescued/<run name>/`, else the temp directory). One line, exit 1."""

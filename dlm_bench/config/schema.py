@@ -149,6 +149,9 @@ class TrainerConfig:
     progress: Progress = Progress.auto
     # every k iterations, also record test metrics (test_nll, test_mse) in curve.csv (learning curves)
     track_every: Optional[int] = None
+    # seconds of training between checkpoints (training/checkpoint.py: a killed run resumes from the last one);
+    # 0: none. Where a run goes, not what it computes: not in run names (run/naming.py)
+    checkpoint_every_s: float = 300.0
 
 
 @dataclass
@@ -256,6 +259,10 @@ class LauncherConfig:
     gpus: int = 0
     array_parallelism: int = 256
     setup: list[str] = field(default_factory=list)  # shell lines run before each slurm job
+    # slurm: SLURM warns a job this many seconds before its time limit (sbatch --signal=USR2@s); the job then saves
+    # its training checkpoint and requeues itself (submitit), at most max_requeues times; the rerun resumes
+    signal_delay_s: int = 120
+    max_requeues: int = 3
 
 
 @dataclass

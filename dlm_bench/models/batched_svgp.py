@@ -11,7 +11,9 @@ members still training, their state and Adam moments carried over.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import dataclasses
 import math
 import time
 
@@ -21,7 +23,9 @@ from linear_operator.utils.errors import NanError, NotPSDError
 
 from ..errors import ConfigError
 from ..likelihoods import LIKELIHOODS
+from ..training.checkpoint import rng_state, set_rng_state
 from ..training.trainer import StoppingRule, TrainResult
+from ..util import interrupts
 from . import fast_svgp
 from .batched_unwhitened import FusedKLUnwhitenedStrategy, fused_unwhitened_predictive, supports_fused
 from .svgp import whitened_marginals
@@ -176,15 +180,23 @@ def fit_batched(bundle: BatchedBundle, X, y, trainer) -> list:
     state is. Raises BatchFailed (with the partial results) when a step fails for the whole batch."""
     run = _BatchedTraining(bundle, trainer, scale=trainer.tol_scale(X.shape[0]))  # full batch
     bundle.train()
+    ckpt = getattr(trainer, "checkpoint", None)  # the group's (run/batched.py; training/checkpoint.py)
+    ckpt = ckpt if ckpt is not None and ckpt.enabled else None
+    if ckpt is not None:
+        run.restore(ckpt.load())
     if trainer.heartbeat is not None:
         trainer.heartbeat.start()
     try:
-        while any(run.active):
-            values = run.losses_then_step(X, y)
-            if values is None:  # every member stopped (diverged) at this iteration
-                break
-            run.record(values)
-            run.shrink()
+        with interrupts.deferred() if ckpt is not None else contextlib.nullcontext():
+            while any(run.active):
+                values = run.losses_then_step(X, y)
+                if values is None:  # every member stopped (diverged) at this iteration
+                    break
+                run.record(values)
+                run.shrink()
+                if ckpt is not None and any(run.active) and (ckpt.due() or interrupts.pending()):
+                    ckpt.save(run.state())
+                interrupts.deliver()  # a held SIGTERM / SLURM warning acts here, after the checkpoint
     except (NotPSDError, NanError, torch.linalg.LinAlgError) as err:
         for slot, b in enumerate(run.members):  # the unfinished members' state is the current batch's
             bundle.where.setdefault(b, (run.batch, slot))
@@ -208,6 +220,51 @@ class _BatchedTraining:
         self.it = 0
         self._use(bundle)
         self.optimizer = torch.optim.Adam(self.params, lr=trainer.lr)
+
+    def state(self) -> dict:
+        """A checkpoint at the end of an iteration: every batch that holds a member's state (the current one and
+        the older ones the stopped members' final states sit in, bundle.where), which member is in which slot,
+        the members' results and stopping windows, Adam's state, the RNGs and the training time so far."""
+        batches, ids = [], {}
+
+        def ref(batch) -> int:
+            if id(batch) not in ids:
+                ids[id(batch)] = len(batches)
+                batches.append({"betas": list(batch.betas), "state": batch.state_dict(), "root": batch is self.bundle})
+            return ids[id(batch)]
+
+        current = ref(self.batch)
+        where = {b: (ref(batch), slot) for b, (batch, slot) in self.bundle.where.items()}
+        return {"batches": batches, "current": current, "where": where, "members": list(self.members),
+                "active": list(self.active), "it": self.it, "results": [dataclasses.asdict(r) for r in self.results],
+                "rules": [list(r.recent) for r in self.rules], "optimizer": self.optimizer.state_dict(),
+                "rng": rng_state(), "elapsed": time.perf_counter() - self.start}
+
+    def restore(self, state: dict | None) -> None:
+        """Continue from `state()` (None: nothing saved): the batches rebuilt from the template, then the RNGs."""
+        if state is None:
+            return
+        built = []
+        for saved in state["batches"]:
+            batch = self.bundle if saved["root"] else BatchedBundle(self.bundle.template, saved["betas"],
+                                                                    self.bundle.fixed)
+            batch.load_state_dict(saved["state"])
+            built.append(batch)
+        self.bundle.where = {b: (built[i], slot) for b, (i, slot) in state["where"].items()}
+        self.members, self.active, self.it = list(state["members"]), list(state["active"]), state["it"]
+        self.results = [TrainResult(**r) for r in state["results"]]
+        for rule, recent in zip(self.rules, state["rules"]):
+            rule.recent.extend(recent)
+        for b, r in enumerate(self.results):
+            if self.active[b]:
+                r.resumed_at = [*r.resumed_at, self.it]
+        batch = built[state["current"]]
+        batch.train()
+        self._use(batch)
+        self.optimizer = torch.optim.Adam(self.params, lr=self.trainer.lr)
+        self.optimizer.load_state_dict(state["optimizer"])
+        set_rng_state(state["rng"])
+        self.start = time.perf_counter() - state["elapsed"]
 
     def _use(self, batch) -> None:
         self.batch = batch

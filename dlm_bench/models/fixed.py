@@ -92,10 +92,12 @@ def pretrain_and_freeze(cfg, bundle: ModelBundle, X, y, trainer, device, dtype, 
     pre = build_bundle(pre_cfg, X, y).to(device=device, dtype=dtype)
     pre.train()
     pre_trainer = Trainer.from_config(pre_cfg.trainer, seed=cfg.seed)
+    if getattr(trainer, "checkpoint", None) is not None:  # stage 1 checkpoints beside stage 2 (checkpoint-stage1.pt)
+        pre_trainer.checkpoint = trainer.checkpoint.sibling("stage1")
     rng = torch.random.get_rng_state()  # stage 2 sees the same random state whether stage 1 ran or was loaded
 
     def fit():
-        return pre_trainer.fit(pre.loss, pre.trainable_parameters(), X, y)
+        return pre_trainer.fit(pre.loss, pre.trainable_parameters(), X, y, module=pre)
 
     info = {"pretrain_model": pre_cfg.model.name}
     if store is None:

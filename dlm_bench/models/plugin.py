@@ -15,6 +15,7 @@ from ..estimators import effective_estimator
 from ..objectives import pac_evaluation
 from ..pac.evaluation import pac_metrics, write_predictive_1d
 from ..results.outcome import Outcome
+from ..training.checkpoint import CHECKPOINT
 from ..training.stage1_store import PretrainStore
 from ..training.trainer import Trainer, TrainResult
 from .builders import build_bundle
@@ -86,6 +87,8 @@ def train_section(cfg: DictConfig, result: TrainResult, pretrain=None, pretrain_
     train = {"iterations": result.iterations, "epochs": result.epochs, "converged": result.converged,
              "wall_s": result.wall_s, "final_loss": result.final_loss, "tol_on": cfg.trainer.tol_on,
              **(shared or {})}
+    if result.resumed_at:  # resumed from a checkpoint (training/checkpoint.py) at these iterations
+        train["resumed_at"] = list(result.resumed_at)
     if pretrain is not None:
         train.update(
             **(pretrain_info or {}),
@@ -127,7 +130,7 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
     describe(cfg, out, prep, bundle)
     ctx.apply_threads(n_train, bundle.num_inducing, cfg.trainer.batch_size)
     fixed = cfg.objective.hyperparameters is Hyperparameters.fixed
-    trainer = Trainer.from_config(cfg.trainer, seed=cfg.seed)
+    trainer = Trainer.from_config(cfg.trainer, seed=cfg.seed).checkpoint_to(ctx.run_dir / CHECKPOINT)
     result, pretrain, pretrain_info, trained_wall = TrainResult(), None, {}, None
     stage1_key, shared = (None if fixed else shared_stage1_key(cfg)), None
     ctx.begin_training()
@@ -143,10 +146,11 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
             params = bundle.trainable_parameters()
             if params and stage1_key:  # this run is its fixed runs' stage 1: trained once for both
                 result, reused = PretrainStore(cfg.results_dir).get_or_train(
-                    stage1_key, bundle, lambda: trainer.fit(bundle.loss, params, X_train, y_train))
+                    stage1_key, bundle, lambda: trainer.fit(bundle.loss, params, X_train, y_train, module=bundle))
                 shared = {"stage1_key": stage1_key, "stage1_reused": reused}
             elif params:
-                result = trainer.fit(bundle.loss, params, X_train, y_train, **tracking(cfg, bundle, prep))
+                result = trainer.fit(bundle.loss, params, X_train, y_train, module=bundle,
+                                     **tracking(cfg, bundle, prep))
             else:
                 result = evaluate_only(bundle, X_train, y_train)
         trained_wall = ctx.training_wall()

@@ -54,6 +54,9 @@ def validate_numbers(cfg: DictConfig) -> None:
         raise ConfigError(f"trainer.tol_on must be mean or sum, got {t.tol_on!r}")
     if t.stochastic_lr is not None:
         _finite_positive("trainer.stochastic_lr", t.stochastic_lr)
+    every = t.get("checkpoint_every_s", 0.0)
+    if every is None or not math.isfinite(every) or every < 0:
+        raise ConfigError(f"trainer.checkpoint_every_s must be a finite number >= 0 (0: no checkpoints), got {every}")
     check_seed(cfg.seed)
     check_results_dir(cfg.results_dir)
     m = cfg.model
@@ -76,6 +79,8 @@ def validate_numbers(cfg: DictConfig) -> None:
     _at_least("protocol.test_size", p.test_size, 1, allow_none=True)
     _at_least("launcher.n_jobs", cfg.launcher.n_jobs, 1)
     _at_least("launcher.cpus", cfg.launcher.cpus, 1, allow_none=True)
+    _at_least("launcher.signal_delay_s", cfg.launcher.get("signal_delay_s", 0), 0)
+    _at_least("launcher.max_requeues", cfg.launcher.get("max_requeues", 0), 0)
 
 
 SEED_LIMIT = 2**63  # numpy's and torch's seeding take a 64-bit seed (torch.manual_seed: a signed/unsigned long long)

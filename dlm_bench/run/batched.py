@@ -61,6 +61,7 @@ from ..models.plugin import describe, evaluate, train_section
 from ..registry.validation import check_writable
 from ..results.contract import read_status
 from ..results.outcome import Outcome
+from ..training.checkpoint import Checkpoint
 from ..training.stage1_store import PretrainStore
 from ..training.trainer import Trainer, TrainResult
 from ..util.locks import RunLock, holder
@@ -270,6 +271,7 @@ def _train_members(cfg, members, prep, device, dtype, unbatched) -> dict:
     threads = apply_threads(n * B, template.num_inducing, None)
     fixed = cfg.objective.hyperparameters is Hyperparameters.fixed
     trainer = Trainer.from_config(cfg.trainer, seed=cfg.seed)
+    trainer.checkpoint = group_checkpoint(cfg, [k for k, _, _ in members], trainer.checkpoint_every_s)
     start = time.perf_counter()
     pretrain, pretrain_info = None, {}
     results = None
@@ -310,7 +312,16 @@ def _train_members(cfg, members, prep, device, dtype, unbatched) -> dict:
         if len(members) > 1:
             record, run_dir = out[k]
             progress(run_dir, f"{record.status} (batched)", record.metrics, record.train.get("wall_s"))
+    trainer.checkpoint.remove()  # every member's run.json is written
+    trainer.checkpoint.sibling("stage1").remove()
     return out
+
+
+def group_checkpoint(cfg: DictConfig, ks: list[int], every_s: float) -> Checkpoint:
+    """The checkpoint of a batch of members `ks` (training/checkpoint.py), in the group's directory; it resumes
+    only a batch of the same members (members written meanwhile make a new batch, which starts over)."""
+    name = f"checkpoint-{ks[0]}-{ks[-1]}.pt"
+    return Checkpoint(group_lock_dir(cfg) / name, every_s, identity={"members": list(ks)})
 
 
 def _get_rng():

@@ -17,13 +17,13 @@
    `<results_dir>/.rescued/<run name>/` and ResultsNotWritten names the place.
 
 ConfigError, DatasetError and OutsideBetaGrid raised before training (steps 1-4) propagate: `dlm-bench run` prints
-one line and exits 2; a sweep records the point as failed (or not applicable). SIGTERM raises Terminated: nothing
-is written, the point runs again next time.
+one line and exits 2; a sweep records the point as failed (or not applicable). SIGTERM raises Terminated (during
+training at the end of the iteration, after saving the training checkpoint, training/checkpoint.py): no run.json
+is written, and the point's next run resumes from the checkpoint.
 """
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
 
 from omegaconf import DictConfig
@@ -64,30 +64,32 @@ def validate_point(cfg: DictConfig, overrides: list[str] | None = None):
 
 def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
     spec = validate_point(cfg)
-    if batched.requested(cfg):  # objective.beta_batch: the whole beta group in one model
-        return batched.execute_group(cfg, execute)
+    previous = signals.install()
+    try:
+        if batched.requested(cfg):  # objective.beta_batch: the whole beta group in one model
+            return batched.execute_group(cfg, execute)
+        return _execute_single(cfg, spec)
+    finally:
+        signals.restore(previous)
+
+
+def _execute_single(cfg: DictConfig, spec) -> tuple[RunRecord, Path]:
     run_dir = run_dir_for(cfg)
     check_writable(run_dir.parent)  # before any training: results that cannot be written are lost
-    previous = signals.install()
-    created = False
+    ctx = RunContext.create(cfg, spec, run_dir)
+    ctx.load()
+    created = probe_run_dir(run_dir)
+    tb = None
     try:
-        ctx = RunContext.create(cfg, spec, run_dir)
-        ctx.load()
-        created = probe_run_dir(run_dir)
-        tb = None
-        try:
-            spec.execute(cfg, ctx)
-        except (ConfigError, DatasetError, OutsideBetaGrid) as err:
-            if not ctx.training:
-                if created:
-                    remove_if_empty(run_dir)
-                raise
-            tb = record_failure(ctx.outcome, err)
-        except Exception as err:  # recorded, so a sweep keeps going; the CLI reports it
-            tb = record_failure(ctx.outcome, err)
-        record = build_record(cfg, ctx.outcome, ctx.dataset, ctx.device, ctx.threads)
-        write_run(run_dir, record, ctx.outcome, tb)
-        return record, run_dir
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        spec.execute(cfg, ctx)
+    except (ConfigError, DatasetError, OutsideBetaGrid) as err:
+        if not ctx.training:
+            if created:
+                remove_if_empty(run_dir)
+            raise
+        tb = record_failure(ctx.outcome, err)
+    except Exception as err:  # recorded, so a sweep keeps going; the CLI reports it
+        tb = record_failure(ctx.outcome, err)
+    record = build_record(cfg, ctx.outcome, ctx.dataset, ctx.device, ctx.threads)
+    write_run(run_dir, record, ctx.outcome, tb)
+    return record, run_dir

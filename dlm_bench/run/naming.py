@@ -26,6 +26,8 @@ def config_dict(cfg: DictConfig) -> dict:
 
 # Settings that say where or how to run, not what: they do not change a run's name.
 NOT_IN_RUN_NAME = ("results_dir", "run_dir", "launcher", "resume", "report")
+# trainer settings of the same kind (how a run is watched and kept, not what it computes)
+TRAINER_NOT_IN_RUN_NAME = ("progress", "checkpoint_every_s")
 # (group, key) -> values that mean "as before the key existed": omitted from the run-name hash
 ADDED_LATER = {
     ("model", "likelihood"): (None, "gaussian"),
@@ -75,7 +77,8 @@ def run_name(cfg: DictConfig, resolve: bool = True) -> str:
             d[group][key] = last
     for k in NOT_IN_RUN_NAME:
         d.pop(k, None)
-    d.get("trainer", {}).pop("progress", None)
+    for key in TRAINER_NOT_IN_RUN_NAME:
+        d.get("trainer", {}).pop(key, None)
     d.get("objective", {}).pop("beta_batch", None)  # how, not what: batched and unbatched runs share names
     d.pop("eval", None)  # what is evaluated shows in whether the pac settings are hashed
     if not pac_evaluation(cfg):

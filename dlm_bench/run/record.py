@@ -15,6 +15,7 @@ from ..errors import ConfigError, ResultsNotWritten
 from ..registry.models import method_of, objective_label, paper_of
 from ..results.contract import RunRecord, env_info, write_curve_csv, write_run_json
 from ..results.outcome import Outcome
+from ..training.checkpoint import TMP_PREFIX, remove_checkpoints
 from .naming import config_dict
 
 TRAIN_DEFAULTS = {"iterations": 0, "epochs": 0, "converged": False, "wall_s": 0.0, "final_loss": None}
@@ -41,7 +42,7 @@ def build_record(cfg: DictConfig, out: Outcome, dataset=None, device=None, threa
 
 
 PROBE_BYTES = 2 * 2**20  # a run directory that cannot take this much fails before training, not after
-STALE_TMP = (".run.json.", ".curve.csv.")  # prefixes of results.py's atomic-write temp files
+STALE_TMP = (".run.json.", ".curve.csv.", TMP_PREFIX)  # prefixes of atomic-write temp files (results, checkpoints)
 
 
 def probe_run_dir(run_dir: Path) -> bool:
@@ -87,6 +88,7 @@ def _write_files(run_dir: Path, record: RunRecord, out: Outcome, tb: str | None)
         (run_dir / "traceback.txt").write_text(tb)
     write_curve_csv(run_dir, out.curve)
     write_run_json(run_dir, record)
+    remove_checkpoints(run_dir)  # the run is done: its training checkpoints (training/checkpoint.py) go
 
 
 def write_run(run_dir: Path, record: RunRecord, out: Outcome, tb: str | None = None) -> Path:

@@ -1,6 +1,12 @@
 """SIGTERM for every run and sweep job: the signal becomes `Terminated` (a KeyboardInterrupt), so a run unwinds
 through its `finally` blocks and releases its locks; worker processes (joblib's loky workers) are stopped first,
-while they can still unwind. A process that was stopped starts no further job (`check_not_terminated`)."""
+while they can still unwind. A process that was stopped starts no further job (`check_not_terminated`).
+
+Inside a training loop (util/interrupts.deferred) the signal waits for the end of the iteration, where the loop
+writes its checkpoint (training/checkpoint.py) and then raises Terminated. SLURM's early warning, submitit's
+preemption signal (USR2 by default; `--signal=USR2@<launcher.signal_delay_s>`: submitit checkpoints the job and
+requeues it), is held the same way when submitit has a handler for it: the run saves its checkpoint first, then
+submitit's handler requeues the job, whose rerun resumes from the checkpoint."""
 
 from __future__ import annotations
 
@@ -10,7 +16,8 @@ import threading
 import time
 from pathlib import Path
 
-from ..errors import Terminated
+from ..errors import OutOfRequeues, Terminated
+from ..util import interrupts
 
 # set by SIGTERM in this process. A joblib worker that unwound a job on SIGTERM is handed the next job by loky
 # before the parent's stop_workers() kills it; that job must not start (it would take locks it never releases)
@@ -29,6 +36,13 @@ def check_not_terminated() -> None:
 
 
 def raise_terminated(signum, frame):
+    """The SIGTERM handler: Terminated now, or at the end of the training loop's iteration (after its checkpoint)."""
+    if interrupts.hold(signum, _terminate):
+        return
+    _terminate(signum, frame)
+
+
+def _terminate(signum, frame):
     global _terminated
     _terminated = True
     # workers first, while they can still unwind (release their run locks): joblib SIGKILLs them as soon
@@ -37,11 +51,52 @@ def raise_terminated(signum, frame):
     raise Terminated(f"signal {signum}")
 
 
+def _preempt_signal() -> int | None:
+    """submitit's preemption / time-limit warning signal (SUBMITIT_PREEMPT_SIGNAL, default USR2)."""
+    return getattr(signal, "SIG" + os.environ.get("SUBMITIT_PREEMPT_SIGNAL", "USR2"), None)
+
+
+class _HeldWarning:
+    """submitit's checkpoint-and-requeue handler, held while a training loop is mid-iteration (see the module
+    docstring): the loop saves its checkpoint, then the handler requeues the job and exits."""
+
+    def __init__(self, original):
+        self.original = original
+
+    def __call__(self, signum, frame):
+        if not interrupts.hold(signum, self._requeue):
+            self._requeue(signum, frame)
+
+    def _requeue(self, signum, frame):
+        """submitit's handler: requeues and exits (SystemExit), or raises UncompletedJobError when it does not
+        requeue (launcher.max_requeues reached): then the run stops as by SIGTERM (checkpoint kept, no failed
+        run.json) and the sweep job ends as deferred."""
+        try:
+            self.original(signum, frame)
+        except Exception as err:
+            raise OutOfRequeues(f"stopped at the SLURM time limit and not requeued ({str(err).strip()}); "
+                                "its checkpoint is kept: the next sweep resumes it") from err
+
+
 def install():
-    """raise_terminated as this process's SIGTERM handler (main thread only); returns the previous handler."""
-    if threading.current_thread() is threading.main_thread():
-        return signal.signal(signal.SIGTERM, raise_terminated)
-    return None
+    """raise_terminated as this process's SIGTERM handler and, where submitit handles the preemption signal (a
+    SLURM job), that handler held during training iterations (main thread only); returns the previous handlers
+    for `restore` (None outside the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, raise_terminated)}
+    warn = _preempt_signal()
+    if warn is not None and warn != signal.SIGTERM:
+        current = signal.getsignal(warn)
+        if callable(current) and not isinstance(current, _HeldWarning):
+            previous[warn] = signal.signal(warn, _HeldWarning(current))
+    return previous
+
+
+def restore(previous) -> None:
+    """Undo `install` (its return value)."""
+    for signum, handler in (previous or {}).items():
+        signal.signal(signum, handler)
 
 
 def descendants(pid: int) -> list[int]:
@@ -77,7 +132,12 @@ def _zombie(pid: int) -> bool:
         return True
 
 
-def stop_workers(grace_s: float = 3.0, keep_trackers: bool = False) -> list[int]:
+# a worker mid-training first ends its iteration and saves its checkpoint (fsync) before it unwinds: on a loaded
+# machine that took over 3 s once (a run lock left behind, tests/integration/test_sweep_real_runs.py)
+STOP_GRACE_S = 10.0
+
+
+def stop_workers(grace_s: float = STOP_GRACE_S, keep_trackers: bool = False) -> list[int]:
     """SIGTERM every descendant (joblib's loky workers and resource trackers), SIGKILL what is left after
     `grace_s`. Loky workers are not in a process group of their own and outlive a killed parent otherwise."""
     pids = descendants(os.getpid())

@@ -68,6 +68,7 @@ def settings_key(config: dict) -> str:
     d["objective"] = obj
     t = dict(d.get("trainer") or {})
     t.pop("progress", None)
+    t.pop("checkpoint_every_s", None)
     d["trainer"] = t
     return json.dumps(d, sort_keys=True, default=str)
 

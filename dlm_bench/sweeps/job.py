@@ -15,7 +15,7 @@ from omegaconf import DictConfig
 
 from ..config.beta_grid import OutsideBetaGrid, apply_beta_grid_flag
 from ..data import DatasetError
-from ..errors import ConfigError, NotApplicable, ResultsNotWritten
+from ..errors import ConfigError, NotApplicable, OutOfRequeues, ResultsNotWritten
 from ..results.contract import read_status
 from ..run import execute, run_dir_for
 from ..run.batched import RunningElsewhere, group_lock, requested
@@ -130,6 +130,9 @@ def _execute_point(cfg: DictConfig, run_dir: Path) -> str:
     except RunningElsewhere:
         progress(run_dir, "running elsewhere", {}, None)
         return "running_elsewhere"
+    except OutOfRequeues as err:  # a SLURM job past its requeues: checkpoint kept, nothing written, runs again
+        progress(run_dir, "deferred", {}, None, str(err))
+        return "deferred"
     except OutsideBetaGrid:
         return "outside_grid"
     except ResultsNotWritten as err:  # trained, but its run directory could not be written: rescued elsewhere

@@ -56,6 +56,7 @@ def key_fields(pre_cfg: DictConfig) -> dict:
     for k in _NOT_IN_KEY:
         d.pop(k, None)
     d.get("trainer", {}).pop("progress", None)
+    d.get("trainer", {}).pop("checkpoint_every_s", None)
     d.get("trainer", {}).pop("track_every", None)
     if "beta_grid" in d.get("objective", {}):
         # "does the method use the beta grid" cannot change a model trained at beta 1. Hashed as True, the value

@@ -6,13 +6,16 @@ import math
 import sys
 import time
 from collections import deque
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import torch
 from linear_operator.utils.errors import NanError, NotPSDError
 from tqdm.auto import tqdm
 
+from ..util import interrupts
 from ..util.logline import Heartbeat
+from .checkpoint import Checkpoint, rng_state, set_rng_state
 
 
 class StoppingRule:
@@ -40,6 +43,7 @@ class TrainResult:
     wall_s: float = 0.0
     final_loss: float = float("nan")
     curve: list[dict] = field(default_factory=list)  # one row per iteration: iteration, wall_s, loss
+    resumed_at: list[int] = field(default_factory=list)  # iterations at which a checkpoint was resumed
 
 
 class Trainer:
@@ -57,6 +61,7 @@ class Trainer:
         tol_on: str = "mean",
         stochastic_lr: float | None = None,
         heartbeat: Heartbeat | None = None,
+        checkpoint_every_s: float = 0.0,
     ):
         if optimizer not in ("adam", "lbfgs"):
             raise ValueError(f"trainer.optimizer must be 'adam' or 'lbfgs', got {optimizer!r}")
@@ -72,13 +77,22 @@ class Trainer:
             raise ValueError(f"trainer.tol_on must be 'mean' or 'sum', got {tol_on!r}")
         if stochastic_lr is not None and stochastic_lr <= 0:
             raise ValueError(f"trainer.stochastic_lr must be > 0 or null, got {stochastic_lr}")
+        if checkpoint_every_s is None or checkpoint_every_s < 0:
+            raise ValueError(f"trainer.checkpoint_every_s must be >= 0 (0: off), got {checkpoint_every_s}")
         self.tol_on, self.stochastic_lr = tol_on, stochastic_lr
+        self.checkpoint_every_s = float(checkpoint_every_s)
+        self.checkpoint: Checkpoint | None = None  # set by the harness (checkpoint_to): where this run's goes
         self.optimizer = optimizer
         self.lr, self.max_iters, self.window, self.tol = lr, max_iters, window, tol
         self.batch_size, self.epochs, self.seed = batch_size, epochs, seed
         self.heartbeat = heartbeat
         self.progress = sys.stderr.isatty() if progress is None else progress
         StoppingRule(window, tol)  # validates
+
+    def checkpoint_to(self, path) -> "Trainer":
+        """Checkpoint fits to `path` every checkpoint_every_s (training/checkpoint.py); returns self."""
+        self.checkpoint = Checkpoint(path, self.checkpoint_every_s)
+        return self
 
     @classmethod
     def from_config(cls, trainer_cfg, seed: int = 0) -> "Trainer":
@@ -97,6 +111,7 @@ class Trainer:
             tol_on=trainer_cfg.get("tol_on", "mean"),
             stochastic_lr=trainer_cfg.get("stochastic_lr"),
             heartbeat=Heartbeat.for_progress(mode),
+            checkpoint_every_s=trainer_cfg.get("checkpoint_every_s", 0.0),
         )
 
     @staticmethod
@@ -129,11 +144,15 @@ class Trainer:
         upstream's regression code). Used by Trainer.fit and the batched grid (batched.fit_batched)."""
         return float(n) if self.tol_on == "sum" else 1.0
 
-    def fit(self, loss_fn, params, X: torch.Tensor, y: torch.Tensor, track=None, track_every: int | None = None) -> TrainResult:
+    def fit(self, loss_fn, params, X: torch.Tensor, y: torch.Tensor, track=None, track_every: int | None = None,
+            module: torch.nn.Module | None = None) -> TrainResult:
         """Minimise loss_fn(X_batch, y_batch) over `params` with Adam or L-BFGS (modules in train mode).
 
         track: optional callable() -> dict of metrics, called at iteration 1 and every `track_every`
         iterations (and at the last one); its values are added to that iteration's curve row.
+        module: the nn.Module holding `params` (the bundle): with self.checkpoint set, its state, the optimizer's,
+        the RNGs and the loop's bookkeeping are saved at iteration (minibatch: epoch) ends every
+        checkpoint_every_s and on SIGTERM, and a saved checkpoint is resumed (training/checkpoint.py).
         """
         params = [p for p in params if p.requires_grad]
         n = X.shape[0]
@@ -143,38 +162,46 @@ class Trainer:
         # Minibatch mode: the rule is applied to each epoch's mean loss (minibatch losses are noisy).
         rule = StoppingRule(self.window, self.tol)
         result = TrainResult()
-        bar = tqdm(total=self.max_iters, disable=not self.progress, leave=False, desc="train", unit="it")
         gen = torch.Generator(device="cpu").manual_seed(self.seed)
+        ckpt = self.checkpoint if module is not None and self.checkpoint is not None and self.checkpoint.enabled else None
+        elapsed = self._resume(ckpt, module, optimizer, gen, rule, result) if ckpt is not None else 0.0
+        bar = tqdm(total=self.max_iters, initial=result.iterations, disable=not self.progress, leave=False,
+                   desc="train", unit="it")
         if self.heartbeat is not None:
             self.heartbeat.start()
-        start = time.perf_counter()
-        loss_value = float("nan")
+        start = time.perf_counter() - elapsed  # a resumed run's clock counts the training before the checkpoint
+        loss_value = result.final_loss if result.curve else float("nan")
         try:
-            while True:
-                epoch_sum, epoch_count = 0.0, 0
-                for idx in self._epoch_batches(n, gen, X.device, full_batch):
-                    xb, yb = (X, y) if idx is None else (X[idx], y[idx])
-                    loss_value = self._loss_then_step(optimizer, loss_fn, xb, yb)
-                    result.iterations += 1
-                    if not math.isfinite(loss_value):
-                        result.status = "diverged"
-                        result.error = f"non-finite training loss ({loss_value}) at iteration {result.iterations}"
-                        return result
-                    self._record(result, loss_value, start, bar, track, track_every)
-                    epoch_sum += loss_value
-                    epoch_count += 1
-                    if full_batch and rule.update(loss_value * scale):
-                        result.converged = True
-                        return result
-                    if result.iterations >= self.max_iters:
-                        return result
-                result.epochs += 1
-                if not full_batch:
-                    if rule.update(epoch_sum / epoch_count * scale):
-                        result.converged = True
-                        return result
-                    if self.epochs is not None and result.epochs >= self.epochs:
-                        return result
+            with interrupts.deferred() if ckpt is not None else nullcontext():  # off: signals act at once, as before
+                while True:
+                    epoch_sum, epoch_count = 0.0, 0
+                    for idx in self._epoch_batches(n, gen, X.device, full_batch):
+                        xb, yb = (X, y) if idx is None else (X[idx], y[idx])
+                        loss_value = self._loss_then_step(optimizer, loss_fn, xb, yb)
+                        result.iterations += 1
+                        if not math.isfinite(loss_value):
+                            result.status = "diverged"
+                            result.error = f"non-finite training loss ({loss_value}) at iteration {result.iterations}"
+                            return result
+                        self._record(result, loss_value, start, bar, track, track_every)
+                        epoch_sum += loss_value
+                        epoch_count += 1
+                        if full_batch and rule.update(loss_value * scale):
+                            result.converged = True
+                            return result
+                        if result.iterations >= self.max_iters:
+                            return result
+                    result.epochs += 1
+                    if not full_batch:
+                        if rule.update(epoch_sum / epoch_count * scale):
+                            result.converged = True
+                            return result
+                        if self.epochs is not None and result.epochs >= self.epochs:
+                            return result
+                    if ckpt is not None and (ckpt.due() or interrupts.pending()):
+                        result.final_loss = loss_value
+                        ckpt.save(self._state(module, optimizer, gen, rule, result, time.perf_counter() - start))
+                    interrupts.deliver()  # a held SIGTERM / SLURM warning acts here, after the checkpoint
         except (NotPSDError, NanError, torch.linalg.LinAlgError) as err:  # LinAlgError: the hand-written Choleskys
             result.status = "diverged"
             result.error = f"{type(err).__name__} at iteration {result.iterations + 1}: {str(err).splitlines()[0]}"
@@ -187,6 +214,31 @@ class Trainer:
             result.final_loss = loss_value
             if full_batch:
                 result.epochs = result.iterations
+
+    @staticmethod
+    def _state(module, optimizer, gen, rule, result: TrainResult, elapsed: float) -> dict:
+        """A checkpoint of fit's state at the end of an iteration (minibatch: an epoch)."""
+        return {"module": module.state_dict(), "optimizer": optimizer.state_dict(), "rng": rng_state(),
+                "generator": gen.get_state(), "rule": list(rule.recent), "elapsed": elapsed,
+                "result": {"iterations": result.iterations, "epochs": result.epochs, "final_loss": result.final_loss,
+                           "curve": result.curve, "resumed_at": result.resumed_at}}
+
+    @staticmethod
+    def _resume(ckpt, module, optimizer, gen, rule, result: TrainResult) -> float:
+        """Load ckpt (if there is one) over fit's fresh state; returns the training seconds it had spent."""
+        state = ckpt.load()
+        if state is None:
+            return 0.0
+        module.load_state_dict(state["module"])
+        optimizer.load_state_dict(state["optimizer"])
+        set_rng_state(state["rng"])
+        gen.set_state(state["generator"])
+        rule.recent.extend(state["rule"])
+        r = state["result"]
+        result.iterations, result.epochs, result.final_loss = r["iterations"], r["epochs"], r["final_loss"]
+        result.curve = list(r["curve"])
+        result.resumed_at = [*r["resumed_at"], r["iterations"]]
+        return float(state["elapsed"])
 
     def _make_optimizer(self, params, lr: float):
         if self.optimizer == "lbfgs":  # one L-BFGS iteration (strong-Wolfe line search) per step

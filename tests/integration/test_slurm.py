@@ -65,3 +65,62 @@ def test_sweep_runs_as_slurm_jobs(tmp_path, cli_env):
         assert f"JobEnvironment(job_id={log.parent.name}," in text, text
         assert "Job completed successfully" in text, text
         assert re.search(r"^setup-1 slurm_job_id=\d+$", text, re.M) and "\nsetup-2\n" in text, text
+
+
+def _results(root):
+    import csv
+
+    out = {}
+    for p in sorted(root.glob("default/*/run.json")):
+        rows = [{k: v for k, v in r.items() if k != "wall_s"} for r in csv.DictReader((p.parent / "curve.csv").open())]
+        out[p.parent.name] = (json.loads(p.read_text()), rows)
+    return out
+
+
+def test_warned_job_checkpoints_requeues_and_resumes(tmp_path, cli_env):
+    """SLURM's time-limit warning (sbatch --signal=USR2@launcher.signal_delay_s; here sent at once with
+    `scancel --signal=USR2`, as SLURM sends it) reaches a job mid-training: the run saves its checkpoint at the
+    end of the iteration, submitit requeues the job, the requeued job resumes from the checkpoint, and the run
+    ends with the metrics and curve of the same point run without interruption (launcher=local, same threads)."""
+    import os
+    import time
+
+    _require_slurm()
+    point = ["dataset=boston", "model.num_inducing=16", "dtype=float64", "device=cpu", "trainer.progress=off",
+             "objective=dlm", "trainer.max_iters=1500", "trainer.tol=-1", "trainer.checkpoint_every_s=1",
+             "launcher.cpus=1"]
+    env = {**cli_env, "OMP_NUM_THREADS": "1"}
+    ref = subprocess.run(cli_command() + ["sweep", *point, "launcher=local", f"results_dir={tmp_path / 'ref'}"],
+                         capture_output=True, text=True, env=env, timeout=900)
+    assert ref.returncode == 0, ref.stdout + ref.stderr
+    root = tmp_path / "slurm"
+    proc = subprocess.Popen(cli_command() + ["sweep", *point, "launcher=slurm", "launcher.time_min=20",
+                                             "launcher.max_requeues=2", f"results_dir={root}"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 600
+        while not list(root.glob("default/*/checkpoint.pt")):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[0]
+            time.sleep(0.2)
+        time.sleep(2)
+        # the job's folder, named by its id (beside it submitit keeps a hidden link to the batch script)
+        (job_dir,) = [p for p in root.glob("default/_hydra/sweep_*/.submitit/*") if p.name.isdigit()]
+        warned = subprocess.run(["scancel", "--signal=USR2", job_dir.name], capture_output=True, text=True)
+        assert warned.returncode == 0, warned.stderr
+        out = proc.communicate(timeout=900)[0]
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.communicate(timeout=120)
+    assert proc.returncode == 0, out
+    assert "sweep: 1 jobs, 0 skipped, 1 run (1 ok, 0 diverged, 0 failed)" in out, out
+    log = next(job_dir.glob("*_0_log.out")).read_text()
+    assert "Caught signal SIGUSR2" in log and "Requeued job" in log, log
+    assert log.count("Starting with JobEnvironment") == 2, log  # the job ran twice: before and after its requeue
+    got, want = _results(root), _results(tmp_path / "ref")
+    assert set(got) == set(want) and len(got) == 1
+    for name, (ra, ca) in want.items():
+        rb, cb = got[name]
+        assert rb["metrics"] == ra["metrics"] and cb == ca  # every digit
+        assert rb["train"]["iterations"] == 1500 and rb["train"]["resumed_at"], rb["train"]
+    assert not list(root.rglob("checkpoint*.pt")), os.listdir(root)
