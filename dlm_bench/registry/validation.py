@@ -72,7 +72,7 @@ def validate_numbers(cfg: DictConfig) -> None:
     if o.pretrain_beta not in ("one", "same"):
         raise ConfigError(f"objective.pretrain_beta must be one or same, got {o.pretrain_beta!r}")
     if o.pretrain_beta == "same" and getattr(o.hyperparameters, "value", o.hyperparameters) == "fixed":
-        from .models.fixed import resolve_pretrain_model
+        from ..models.fixed import resolve_pretrain_model
 
         if resolve_pretrain_model(cfg) != "svgp":  # before anything trains, not at stage 1 of the first run
             raise ConfigError("objective.pretrain_beta=same needs objective.pretrain_model=svgp (the collapsed "

@@ -11,11 +11,11 @@ from dlm_bench.cli import UserError, compose_config
 from dlm_bench.errors import ConfigError
 from dlm_bench.models.builders import build_bundle
 from dlm_bench.models.fixed import pretrain_and_freeze, pretrain_config
-from dlm_bench.pretrain import pretrain_key
+from dlm_bench.training.stage1_store import pretrain_key
 from dlm_bench.run import run_name
 from dlm_bench.run.context import prepare_data, seed_everything
-from dlm_bench.task_defaults import resolve_task_defaults
-from dlm_bench.train import Trainer
+from dlm_bench.models.task_defaults import resolve_task_defaults
+from dlm_bench.training.trainer import Trainer
 
 SMALL = ["protocol.train_size=120", "model.num_inducing=8", "trainer.max_iters=30", "trainer.progress=off"]
 SVGP_STAGE1 = ["method=dlm_fixed", "objective.pretrain_model=svgp", *SMALL]
