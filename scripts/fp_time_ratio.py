@@ -25,7 +25,10 @@ def main():
     for p in sorted(a.results.glob("*/run.json")):
         rec = json.loads(p.read_text())
         if rec["status"] == "ok":
-            runs.append((rec["dataset"], rec["objective"], rec, pd.read_csv(p.parent / "curve.csv")))
+            # the optimiser: lgm.optimizer (run.json's `objective` is "vlb" for every LGM run since the run harness
+            # refactor; older records carried the optimiser there)
+            opt = rec.get("config", {}).get("lgm", {}).get("optimizer") or rec["objective"]
+            runs.append((rec["dataset"], opt, rec, pd.read_csv(p.parent / "curve.csv")))
     print(f"| dataset | f* = -VLB* | optimiser | final -VLB | iterations | CPU s total | CPU s to 1e-3 of f* |")
     print("|---|---|---|---|---|---|---|")
     ratios = []

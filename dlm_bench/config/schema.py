@@ -119,6 +119,10 @@ class ObjectiveConfig:
     # (Titsias) for a Gaussian likelihood with a zero mean (the DLM paper's regression, upstream
     # conjugate/script.py get_base_model), SVGP + ELBO otherwise; svgp | sgpr to choose (docs/dlm_fidelity.md)
     pretrain_model: str = "auto"
+    # hyperparameters=fixed: the beta of the stage-1 ELBO. one: beta = 1 (upstream's dlm_sgp get_base_model);
+    # same: the run's own beta, a beta-SVGP stage 1 (one reading of the paper's "from SVGP", 000 L266; needs
+    # pretrain_model=svgp, the collapsed SGPR has no beta; docs/dlm_fidelity.md)
+    pretrain_beta: str = "one"
     pretrain_epochs: Optional[int] = None  # stage-1 epochs in minibatch mode; None: trainer.epochs (airline: 20)
     # train every beta of the group (same config, other beta_index) in one batched model and write one run
     # directory per beta, named as unbatched (dlm_bench/batched.py); not part of run names

@@ -37,12 +37,19 @@ def resolve_pretrain_model(cfg: DictConfig) -> str:
 
 def pretrain_config(cfg: DictConfig) -> DictConfig:
     """The stage-1 model whose hyperparameters a fixed run adopts: same model settings, ELBO, beta=1, exact;
-    SVGP, or the collapsed SGPR (full batch, trainer.lr) for objective.pretrain_model=sgpr (auto: regression)."""
+    SVGP, or the collapsed SGPR (full batch, trainer.lr) for objective.pretrain_model=sgpr (auto: regression).
+    objective.pretrain_beta=same: the beta-ELBO at the run's beta (cfg.objective.beta, resolved from beta_index
+    by the caller: models/fit.py execute), i.e. a beta-SVGP stage 1 (Wei et al. 2021, eq. 2 with beta)."""
     pre = copy.deepcopy(cfg)
     kind = resolve_pretrain_model(cfg)
+    same = cfg.objective.get("pretrain_beta", "one") == "same"
+    if same and kind != "svgp":
+        raise ConfigError(f"objective.pretrain_beta=same needs objective.pretrain_model=svgp (got {kind}: the "
+                          "collapsed SGPR has no beta)")
     with read_write(pre), open_dict(pre):
         pre.model.name = kind
-        pre.objective.name, pre.objective.beta, pre.objective.beta_index = "elbo", 1.0, None
+        pre.objective.name, pre.objective.beta_index = "elbo", None
+        pre.objective.beta = float(cfg.objective.beta) if same else 1.0
         pre.objective.hyperparameters = Hyperparameters.joint
         pre.objective.pretrain_model, pre.objective.pretrain_epochs = kind, None
         pre.estimator.name, pre.estimator.num_samples = "exact", None
@@ -99,7 +106,7 @@ def pretrain_and_freeze(cfg, bundle: ModelBundle, X, y, trainer, device, dtype, 
     def fit():
         return pre_trainer.fit(pre.loss, pre.trainable_parameters(), X, y, module=pre)
 
-    info = {"pretrain_model": pre_cfg.model.name}
+    info = {"pretrain_model": pre_cfg.model.name, "pretrain_beta": float(pre_cfg.objective.beta)}
     if store is None:
         result, reused = fit(), False
     else:

@@ -72,6 +72,14 @@ def validate_numbers(cfg: DictConfig) -> None:
     if o.pretrain_model not in ("auto", "svgp", "sgpr"):
         raise ConfigError(f"objective.pretrain_model must be auto, svgp or sgpr, got {o.pretrain_model!r}")
     _at_least("objective.pretrain_epochs", o.pretrain_epochs, 1, allow_none=True)
+    if o.pretrain_beta not in ("one", "same"):
+        raise ConfigError(f"objective.pretrain_beta must be one or same, got {o.pretrain_beta!r}")
+    if o.pretrain_beta == "same" and getattr(o.hyperparameters, "value", o.hyperparameters) == "fixed":
+        from ..models.fixed import resolve_pretrain_model
+
+        if resolve_pretrain_model(cfg) != "svgp":  # before anything trains, not at stage 1 of the first run
+            raise ConfigError("objective.pretrain_beta=same needs objective.pretrain_model=svgp (the collapsed "
+                              f"SGPR has no beta; got {o.pretrain_model} -> {resolve_pretrain_model(cfg)})")
     p = cfg.protocol
     _fraction("protocol.train_frac", p.train_frac, closed_low=False)
     _fraction("protocol.val_frac", p.val_frac)

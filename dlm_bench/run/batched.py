@@ -109,11 +109,14 @@ def check_supported(cfg: DictConfig) -> None:
         ("trainer.optimizer", optimizer, optimizer == "adam"),
         ("trainer.track_every", cfg.trainer.track_every, not cfg.trainer.track_every),
         ("run_dir", cfg.run_dir, not cfg.run_dir),
+        # a stage 1 per beta: the group's members would not share the frozen hyperparameters
+        ("objective.pretrain_beta", cfg.objective.get("pretrain_beta", "one"),
+         cfg.objective.get("pretrain_beta", "one") == "one" or cfg.objective.hyperparameters is not Hyperparameters.fixed),
     ) if not ok]
     if bad:
         raise ConfigError("objective.beta_batch=true supports estimator=exact|quadrature|bmc (Gaussian likelihood: "
                           "exact only), the Gaussian likelihood or one without parameters (probit, logistic, "
-                          f"poisson_exp, poisson_softplus), Adam, no track_every, no run_dir; got "
+                          f"poisson_exp, poisson_softplus), Adam, no track_every, no run_dir, no pretrain_beta=same; got "
                           f"{', '.join(bad)}")
 
 

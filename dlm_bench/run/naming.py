@@ -39,6 +39,7 @@ ADDED_LATER = {
     # fixed runs: the stage-1 model (resolved from auto below); joint runs drop both keys
     ("objective", "pretrain_model"): ("svgp",),
     ("objective", "pretrain_epochs"): (None,),
+    ("objective", "pretrain_beta"): ("one",),
     ("sggpm", "learn_hyperparameters"): (False,),
     ("dataset", "categorical"): (None,),
 }
@@ -65,7 +66,7 @@ def run_name(cfg: DictConfig, resolve: bool = True) -> str:
         cfg.objective.pretrain_model = resolve_pretrain_model(cfg)
     d = config_dict(cfg)
     if cfg.objective.hyperparameters is not Hyperparameters.fixed:  # no stage 1: its settings change nothing
-        for key in ("pretrain_model", "pretrain_epochs"):
+        for key in ("pretrain_model", "pretrain_epochs", "pretrain_beta"):
             d["objective"].pop(key, None)
     # keys added after the first results were written are left out at their old implicit values, so
     # existing run names (and sweep resumption) stay valid

@@ -58,6 +58,8 @@ def key_fields(pre_cfg: DictConfig) -> dict:
     d.get("trainer", {}).pop("progress", None)
     d.get("trainer", {}).pop("checkpoint_every_s", None)
     d.get("trainer", {}).pop("track_every", None)
+    # how the stage-1 beta was chosen: the stage-1 model is fixed by objective.beta, hashed (keys stay as they were)
+    d.get("objective", {}).pop("pretrain_beta", None)
     if "beta_grid" in d.get("objective", {}):
         # "does the method use the beta grid" cannot change a model trained at beta 1. Hashed as True, the value
         # of every fixed method (so their keys stay as they were); the SGPR point (False) then shares the key

@@ -321,6 +321,7 @@ DOMAIN = [
     ("objective.beta_index", "-1", "must be an integer >= 0 or null"),
     ("objective.pretrain_model", "foo", "must be auto, svgp or sgpr"),
     ("objective.pretrain_epochs", "0", "must be an integer >= 1 or null"),
+    ("objective.pretrain_beta", "half", "must be one or same"),
     *[("protocol.train_frac", v, "protocol.train_frac must be in (0, 1)") for v in ("0", "1", "1.5", "nan")],
     *[("protocol.val_frac", v, "protocol.val_frac must be in [0, 1)") for v in ("1", "-0.1")],
     ("protocol.train_size", "0", "must be an integer >= 1 or null"),
