@@ -143,6 +143,44 @@ def check_choices(cfg: DictConfig, overrides: list[str]) -> None:
                        if o.partition("=")[0].lstrip("+") in ("dlm_data", "method", "experiment")]
             by = " or ".join(setters) or "a preset"
             raise ConfigError(f"{key}={value} conflicts with {by}, which sets {key}.name={got}; choose one of them")
+    check_preset_groups(overrides)
+
+
+def _preset_group_choices(preset: str, option: str) -> dict[str, str]:
+    """group -> option for the `override /group: option` entries of conf/<preset>/<option>.yaml's defaults list."""
+    from omegaconf import OmegaConf
+
+    from ..config.schema import conf_dir
+
+    path = conf_dir() / preset / f"{option}.yaml"
+    if not path.is_file():
+        return {}
+    out = {}
+    for entry in OmegaConf.load(path).get("defaults") or []:
+        if isinstance(entry, str) or not hasattr(entry, "items"):
+            continue
+        for k, v in entry.items():
+            k = str(k)
+            if k.startswith("override /"):
+                out[k[len("override /"):]] = str(v)
+    return out
+
+
+def check_preset_groups(overrides: list[str]) -> None:
+    """A command-line group choice (objective=dlm) wins over the `override /objective: elbo` of a method preset
+    given beside it (method=elbo), so the run would silently train something else than the method named: refused."""
+    given = {}
+    for ov in overrides:
+        key, sep, value = ov.partition("=")
+        if sep and value and "," not in value and "(" not in value:
+            given[key.lstrip("+~")] = value
+    for preset in ("method",):
+        if preset not in given:
+            continue
+        for group, option in _preset_group_choices(preset, given[preset]).items():
+            if group in given and given[group] != option:
+                raise ConfigError(f"{group}={given[group]} conflicts with {preset}={given[preset]}, which sets "
+                                  f"{group}={option}; choose one of them")
 
 
 @functools.lru_cache(maxsize=None)
@@ -204,8 +242,23 @@ def check_unused_settings(cfg: DictConfig) -> None:
                       f"{'it' if len(unread) == 1 else 'them'} or choose the model that reads {'it' if len(unread) == 1 else 'them'}")
 
 
+USER_TABLE_KEYS = ("path", "target", "task", "categorical")  # DatasetConfig keys only dataset=csv reads
+
+
+def check_dataset_keys(cfg: DictConfig) -> None:
+    """dataset.path=... without dataset=csv would train the registered default (boston) instead of the file."""
+    if cfg.dataset.name == "csv":
+        return
+    given = [f"dataset.{k}" for k in USER_TABLE_KEYS if cfg.dataset.get(k) is not None]
+    if given:
+        raise ConfigError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} read only with dataset=csv, but "
+                          f"the dataset is {cfg.dataset.name!r} (a registered dataset); add dataset=csv to train on "
+                          "your file, or remove them")
+
+
 def validate(cfg: DictConfig, overrides: list[str] | None = None) -> None:
     validate_numbers(cfg)
+    check_dataset_keys(cfg)
     if overrides:
         check_choices(cfg, overrides)
 
