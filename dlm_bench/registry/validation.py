@@ -256,11 +256,39 @@ def check_dataset_keys(cfg: DictConfig) -> None:
                           "your file, or remove them")
 
 
+def check_protocol_task(cfg: DictConfig, overrides: list[str]) -> None:
+    """A regression split chosen on the command line (protocol=dlm_regression, protocol.name=dlm_regression) for a
+    binary, count or multiclass dataset: refused (it trained twonorm to chance level). Left out, the protocol
+    follows the task (models/task_defaults.py resolve_protocol). fp and sggpm runs split by their own protocols."""
+    from ..models.task_defaults import DEFAULT_PROTOCOL, TASK_PROTOCOL, dataset_task
+    from .models import MODELS
+
+    spec = MODELS.get(cfg.model.name)
+    if spec is not None and spec.own_loop and cfg.model.name != "savigp":
+        return
+    for ov in overrides:
+        key, sep, value = ov.partition("=")
+        key = key.lstrip("+~")
+        if not sep or "," in value or "(" in value:
+            continue
+        if key == "protocol" and _option_name("protocol", value) == DEFAULT_PROTOCOL or \
+                key == "protocol.name" and value == DEFAULT_PROTOCOL:
+            try:
+                task = dataset_task(cfg)
+            except Exception:  # an unknown dataset is reported by the load
+                return
+            if task in TASK_PROTOCOL:
+                raise ConfigError(f"{key}={value} is the regression split, but dataset {cfg.dataset.name!r} is a "
+                                  f"{task} task; use protocol={TASK_PROTOCOL[task]} (the default for {task} data: "
+                                  "leave protocol out)")
+
+
 def validate(cfg: DictConfig, overrides: list[str] | None = None) -> None:
     validate_numbers(cfg)
     check_dataset_keys(cfg)
     if overrides:
         check_choices(cfg, overrides)
+        check_protocol_task(cfg, overrides)
 
 
 def validate_run(cfg: DictConfig, overrides: list[str] | None = None):
