@@ -18,6 +18,7 @@ from ..results.outcome import Outcome
 from ..training.checkpoint import CHECKPOINT
 from ..training.stage1_store import PretrainStore
 from ..training.trainer import Trainer, TrainResult
+from .bounds import parameters_at_bounds
 from .builders import build_bundle
 from .fixed import evaluate_only, pretrain_and_freeze, shared_stage1_key
 from .predictive_metrics import predictive_metrics
@@ -78,6 +79,14 @@ def tracking(cfg: DictConfig, bundle, prep) -> dict:
         return {m: v for m, v in metrics.items() if not m.endswith("_raw")}
 
     return {"track": track, "track_every": k}
+
+
+def stop_reason(cfg: DictConfig, result: TrainResult) -> str:
+    """Why training ended: `converged` (the stopping rule), `iteration_cap` (trainer.max_iters reached first) or
+    `epoch_limit` (trainer.epochs, minibatch mode)."""
+    if result.converged:
+        return "converged"
+    return "iteration_cap" if result.iterations >= cfg.trainer.max_iters else "epoch_limit"
 
 
 def train_section(cfg: DictConfig, result: TrainResult, pretrain=None, pretrain_info=None,
@@ -160,6 +169,9 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
     finally:  # also for a failure part-way: the record says how far training got
         wall = ctx.training_wall() if trained_wall is None else trained_wall
         out.train = train_section(cfg, result, pretrain, pretrain_info, max(wall, result.wall_s), shared)
+        if result.status == "ok" and result.iterations:
+            out.train["stopped"] = stop_reason(cfg, result)
+            out.train["at_bound"] = parameters_at_bounds(bundle)
         fallbacks = getattr(getattr(bundle, "mll", None), "fallbacks", None)
         if fallbacks is not None:  # uPS: (sample, example) pairs drawn by the exact inverse-CDF fallback
             out.train["ups_fallbacks"] = int(fallbacks)

@@ -98,12 +98,23 @@ def check_results_dir(value) -> None:
                           "directory); e.g. results_dir=results")
 
 
+def existing_ancestor(directory: Path) -> Path:
+    """`directory` or its nearest ancestor that exists (what a later mkdir(parents=True) would create below)."""
+    directory = Path(os.path.abspath(directory))
+    while not directory.exists() and directory.parent != directory:
+        directory = directory.parent
+    return directory
+
+
 def check_writable(directory: Path) -> None:
-    """Create `directory` and write a probe file in it, so an unwritable results_dir fails before training
-    (a run whose results cannot be written is lost work)."""
+    """Write a probe file in `directory`, or in its nearest existing ancestor when it does not exist yet, so an
+    unwritable results_dir fails before training (a run whose results cannot be written is lost work). Nothing is
+    created: a run refused later (its data, its M) leaves no empty `<results_dir>/<experiment>/` behind."""
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".write-probe-", dir=directory)
+        where = existing_ancestor(directory)
+        if not where.is_dir():
+            raise NotADirectoryError(20, "Not a directory")
+        fd, probe = tempfile.mkstemp(prefix=".write-probe-", dir=where)
         os.close(fd)
         os.unlink(probe)
     except OSError as err:
