@@ -206,9 +206,9 @@ def load_user_table(cfg) -> Dataset:
         feat_names += col_names
     if not blocks:
         raise DatasetError(f"{path.name}: no feature columns besides the target {target!r}")
-    y = _target(y_raw, target, task, path.name)
+    y, label_map = _target(y_raw, target, task, path.name)
     _check_no_target_copy(feats, y_raw, declared, target, path.name)
-    return Dataset(path.stem, task, np.hstack(blocks), y, feat_names)
+    return Dataset(path.stem, task, np.hstack(blocks), y, feat_names, label_map=label_map)
 
 
 def _task(cfg) -> str:
@@ -270,15 +270,34 @@ def _check_no_target_copy(feats: pd.DataFrame, y_raw: pd.Series, declared, targe
                                "(it would leak the target into the inputs); drop it")
 
 
-def _target(y_raw: pd.Series, target: str, task: str, fname: str) -> np.ndarray:
-    """The target as float64 labels / values, checked for the task."""
+def _label_map(raw: pd.Series, y: np.ndarray) -> dict[str, float] | None:
+    """{label as written: number trained on}, or None when every label is already that number."""
+    pairs = dict(zip(raw.astype(str).str.strip(), y.tolist()))
+    if all(_is_same_number(k, v) for k, v in pairs.items()):
+        return None
+    return {k: pairs[k] for k in sorted(pairs, key=lambda k: (pairs[k], k))}
+
+
+def _is_same_number(text: str, value: float) -> bool:
+    try:
+        return float(text) == value
+    except ValueError:
+        return False
+
+
+def _target(y_raw: pd.Series, target: str, task: str, fname: str) -> tuple[np.ndarray, dict | None]:
+    """The target as float64 labels / values, checked for the task, and its label map (_label_map)."""
     if task == "binary":
-        return _binary(y_raw, target, fname)
+        y = _binary(y_raw, target, fname)
+        return y, _label_map(y_raw, y)
+    label_map = None
     if pd.api.types.is_bool_dtype(y_raw):
         y = y_raw.to_numpy(np.float64)
+        label_map = _label_map(y_raw, y)
     elif task in ("multiclass", "ordinal") and not pd.api.types.is_numeric_dtype(y_raw):
         levels = sorted(y_raw.astype(str).unique())
         y = y_raw.astype(str).map({v: i for i, v in enumerate(levels)}).to_numpy(np.float64)
+        label_map = _label_map(y_raw, y)
     else:
         grouped = _grouped_cell(y_raw)
         if grouped is not None:
@@ -304,7 +323,7 @@ def _target(y_raw: pd.Series, target: str, task: str, fname: str) -> np.ndarray:
         if bad.size:
             raise DatasetError(f"{fname}: dataset.task=count but target column {target!r} has negative or non-integer "
                                f"values ({y[bad[0]]:g} in data row {bad[0] + 1})")
-    return y
+    return y, label_map
 
 
 def _binary(y_raw: pd.Series, target: str, fname: str) -> np.ndarray:

@@ -50,6 +50,11 @@ def parameters_at_bounds(module: torch.nn.Module) -> dict[str, dict]:
     return out
 
 
-def at_bound_text(at_bound: dict[str, dict]) -> str:
-    """The run line's words: `noise at its floor 0.0001` (the leaf name; run.json has the full one)."""
-    return ", ".join(f"{name.rsplit('.', 1)[-1]} at its {d['bound']} {d['limit']:g}" for name, d in at_bound.items())
+def at_bound_text(at_bound: dict[str, dict]) -> str | None:
+    """run.json's `train.at_bound` and the run line's words, e.g. `likelihood.noise_covar.noise=0.000100425 at its
+    floor 0.0001`; None when no parameter is at a bound. A string, not an object: report tables take train.* as
+    columns, and a text column stays one value per run."""
+    if not at_bound:
+        return None
+    return "; ".join(f"{name}={d['value']:.6g} at its {d['bound']} {d['limit']:g}"
+                     + (f" ({d['count']} elements)" if d["count"] > 1 else "") for name, d in at_bound.items())

@@ -57,7 +57,7 @@ from ..errors import ConfigError
 from ..models.batched_svgp import BatchedBundle, BatchFailed, batchable_likelihood, fit_batched
 from ..models.builders import build_bundle
 from ..models.fixed import pretrain_and_freeze
-from ..models.bounds import parameters_at_bounds
+from ..models.bounds import at_bound_text, parameters_at_bounds
 from ..models.plugin import check_data, describe, evaluate, stop_reason, train_section
 from ..registry.validation import check_writable
 from ..results.contract import read_status
@@ -361,7 +361,9 @@ def _write_member(cfg, prep, bundle, result, pretrain, run_dir, device, B, batch
                  "batch_wall_s": batch_wall}
     if result.status == "ok" and result.iterations:
         out.train["stopped"] = stop_reason(cfg, result)
-        out.train["at_bound"] = parameters_at_bounds(bundle)
+        bound = at_bound_text(parameters_at_bounds(bundle))
+        if bound:
+            out.train["at_bound"] = bound
     record = build_record(cfg, out, prep.dataset, device, threads)
     write_run(run_dir, record, out, tb)
     return record, run_dir

@@ -38,6 +38,7 @@ def build_record(cfg: DictConfig, out: Outcome, dataset=None, device=None, threa
         num_inducing=out.num_inducing, hyperparameters=hyperparameters,
         method=method_of(cfg, hyperparameters, estimator), metrics=out.metrics, train=train,
         config=config_dict(cfg), env=env_info(),
+        label_map=getattr(dataset, "label_map", None),
     )
 
 
