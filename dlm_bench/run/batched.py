@@ -70,7 +70,7 @@ from .. import data
 from .context import DTYPES, resolve_device, seed_everything, split_tensors
 from .naming import run_dir_for, run_name
 from .progress import progress
-from .record import build_record, probe_run_dir, record_failure, write_run
+from .record import build_record, probe_run_dir, record_failure, remove_if_empty, topmost_missing, write_run
 from .threads import apply_threads
 
 MAX_BATCH_ELEMENTS = 2e7  # B * M * n per batch (one [B, n, M] float64 tensor: 160 MB); larger groups are chunked
@@ -205,8 +205,15 @@ def execute_group(cfg: DictConfig, unbatched):
     member k's (record, run_dir). `unbatched`: the harness's execute, for members whose batch failed."""
     check_supported(cfg)
     check_writable(run_dir_for(cfg).parent)
-    with group_lock(cfg):
-        return _train_group(cfg, unbatched)
+    lock_dir = group_lock_dir(cfg)
+    created = None if lock_dir.exists() else topmost_missing(lock_dir)
+    try:
+        with group_lock(cfg):
+            return _train_group(cfg, unbatched)
+    except (ConfigError, data.DatasetError, KeyboardInterrupt):  # refused (M > n) or stopped: no empty group folders
+        if created is not None:
+            remove_if_empty(lock_dir, created)
+        raise
 
 
 def _train_group(cfg: DictConfig, unbatched):

@@ -52,7 +52,7 @@ def probe_run_dir(run_dir: Path) -> Path | None:
     or non-directory run_dir fail here in one line (ConfigError) rather than after training. Returns the topmost
     folder it created (None: run_dir existed), so a run that stops before writing (refused, interrupted) can
     remove what it made (remove_if_empty(run_dir, created))."""
-    created = None if run_dir.exists() else _topmost_missing(run_dir)
+    created = None if run_dir.exists() else topmost_missing(run_dir)
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
         for tmp in run_dir.iterdir():
@@ -75,7 +75,7 @@ def probe_run_dir(run_dir: Path) -> Path | None:
     return created
 
 
-def _topmost_missing(path: Path) -> Path:
+def topmost_missing(path: Path) -> Path:
     path = Path(os.path.abspath(path))
     while not path.parent.exists() and path.parent != path.parent.parent:
         path = path.parent
@@ -89,6 +89,8 @@ def remove_if_empty(run_dir: Path, top: Path | None = None) -> None:
     while True:
         try:
             path.rmdir()
+        except FileNotFoundError:
+            pass  # removed already (a lock's folder, by its release)
         except OSError:
             return
         if path == top or top not in path.parents:
