@@ -18,69 +18,16 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
+from ..config.schema import check_domains
 from ..errors import ConfigError
 
 
-def _finite_positive(key: str, value) -> None:
-    if value is None or not math.isfinite(value) or value <= 0:
-        raise ConfigError(f"{key} must be a finite number > 0, got {value}")
-
-
-def _at_least(key: str, value, low: int, allow_none: bool = False) -> None:
-    if value is None and allow_none:
-        return
-    if value is None or value < low:
-        raise ConfigError(f"{key} must be an integer >= {low}{' or null' if allow_none else ''}, got {value}")
-
-
-def _fraction(key: str, value, closed_low: bool = True) -> None:
-    ok = value is not None and math.isfinite(value) and (0 <= value if closed_low else 0 < value) and value < 1
-    if not ok:
-        raise ConfigError(f"{key} must be in {'[' if closed_low else '('}0, 1), got {value}")
-
-
 def validate_numbers(cfg: DictConfig) -> None:
-    """Every numeric setting within its domain (nan and inf included)."""
-    t = cfg.trainer
-    _finite_positive("trainer.lr", t.lr)
-    _at_least("trainer.max_iters", t.max_iters, 1)
-    _at_least("trainer.batch_size", t.batch_size, 1, allow_none=True)
-    _at_least("trainer.epochs", t.epochs, 1, allow_none=True)
-    _at_least("trainer.window", t.window, 1)
-    _at_least("trainer.track_every", t.track_every, 1, allow_none=True)
-    if t.tol is None or not math.isfinite(t.tol):  # a negative tol switches the stopping rule off (learning curves)
-        raise ConfigError(f"trainer.tol must be a finite number (negative: never stop early), got {t.tol}")
-    if t.tol_on not in ("mean", "sum"):
-        raise ConfigError(f"trainer.tol_on must be mean or sum, got {t.tol_on!r}")
-    if t.stochastic_lr is not None:
-        _finite_positive("trainer.stochastic_lr", t.stochastic_lr)
-    every = t.get("checkpoint_every_s", 0.0)
-    if every is None or not math.isfinite(every) or every < 0:
-        raise ConfigError(f"trainer.checkpoint_every_s must be a finite number >= 0 (0: no checkpoints), got {every}")
+    """Every numeric and choice setting of the common sections within its domain, the seed and the results_dir."""
+    check_domains(cfg, ("trainer",))
     check_seed(cfg.seed)
     check_results_dir(cfg.results_dir)
-    m = cfg.model
-    for key in ("lengthscale_init", "outputscale_init", "noise_init"):
-        _finite_positive(f"model.{key}", m[key])
-    _at_least("model.num_inducing", m.num_inducing, 1)
-    if m.matern_nu not in (0.5, 1.5, 2.5):
-        raise ConfigError(f"model.matern_nu must be 0.5, 1.5 or 2.5, got {m.matern_nu}")
-    o = cfg.objective
-    _finite_positive("objective.beta", o.beta)
-    _finite_positive("objective.min_beta", o.min_beta)
-    _at_least("objective.beta_index", o.beta_index, 0, allow_none=True)
-    if o.pretrain_model not in ("auto", "svgp", "sgpr"):
-        raise ConfigError(f"objective.pretrain_model must be auto, svgp or sgpr, got {o.pretrain_model!r}")
-    _at_least("objective.pretrain_epochs", o.pretrain_epochs, 1, allow_none=True)
-    p = cfg.protocol
-    _fraction("protocol.train_frac", p.train_frac, closed_low=False)
-    _fraction("protocol.val_frac", p.val_frac)
-    _at_least("protocol.train_size", p.train_size, 1, allow_none=True)
-    _at_least("protocol.test_size", p.test_size, 1, allow_none=True)
-    _at_least("launcher.n_jobs", cfg.launcher.n_jobs, 1)
-    _at_least("launcher.cpus", cfg.launcher.cpus, 1, allow_none=True)
-    _at_least("launcher.signal_delay_s", cfg.launcher.get("signal_delay_s", 0), 0)
-    _at_least("launcher.max_requeues", cfg.launcher.get("max_requeues", 0), 0)
+    check_domains(cfg, ("model", "objective", "protocol", "launcher"))
 
 
 SEED_LIMIT = 2**63  # numpy's and torch's seeding take a 64-bit seed (torch.manual_seed: a signed/unsigned long long)

@@ -832,7 +832,9 @@ def test_interrupted_run_leaves_no_empty_run_dir(tmp_path):
     res = tmp_path / "res"
     p = subprocess.Popen([sys.executable, "-m", "dlm_bench.cli", "run", f"results_dir={res}", "trainer.max_iters=1000000",
                           "trainer.tol=-1", "trainer.progress=off", "model.num_inducing=5"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         # a test started in the background inherits an ignored SIGINT: Ctrl-C as in a terminal
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 120
     while not list(res.glob("default/*")) and time.time() < deadline:  # the run dir exists once training starts
         time.sleep(0.2)
