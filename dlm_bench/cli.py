@@ -1,4 +1,7 @@
-"""`dlm-bench`: thin command-line entry point. Subcommands: run, sweep, report, experiments, datasets, fetch."""
+# PYTHON_ARGCOMPLETE_OK
+"""`dlm-bench`: thin command-line entry point. Subcommands: run, sweep, report, experiments, datasets, fetch.
+Shell completion (commands, options, config groups and their options, config keys) through argcomplete:
+`eval "$(register-python-argcomplete dlm-bench)"` in bash or zsh (README.md)."""
 
 from __future__ import annotations
 
@@ -14,8 +17,71 @@ class UserError(Exception):
     """Printed as one line, exit 2."""
 
 
-def compose_config(overrides: list[str]):
-    """Compose conf/config.yaml with Hydra overrides; any composition problem becomes a UserError."""
+# Hydra's own settings `dlm-bench run` is asked for: where its values live here instead (run composes with Hydra's
+# compose API, which has no output or working directory of its own)
+HYDRA_KEYS = {
+    "hydra.run.dir": "run_dir={value} (this run's folder) or results_dir= (the root of every run: "
+                     "<results_dir>/<experiment>/<run name>)",
+    "hydra.sweep.dir": "dlm-bench sweep (it keeps Hydra's sweep files under <results_dir>/<experiment>/_hydra/)",
+    "hydra.job.chdir": "nothing: runs never change the working directory",
+}
+
+
+def check_hydra_overrides(overrides: list[str], command: str = "run") -> None:
+    """hydra.* overrides that `dlm-bench run` would silently ignore (hydra.run.dir=/x used to write to results/):
+    refused with the key that does the job."""
+    for ov in overrides:
+        key, _, value = ov.partition("=")
+        key = key.lstrip("+~")
+        if key != "hydra" and not key.startswith("hydra."):
+            continue
+        if command == "sweep" and key != "hydra.run.dir":
+            continue  # the sweep is a Hydra multirun: hydra.sweep.*, hydra.launcher.* are read
+        hint = HYDRA_KEYS.get(key, "the dlm-bench keys (dlm-bench run --help)").format(value=value or "DIR")
+        raise UserError(f"{key} is not read by dlm-bench {command}; use {hint}")
+
+
+def quote_overrides(overrides: list[str]) -> list[str]:
+    """`key=value` overrides whose value Hydra's override grammar cannot read unquoted (non-ASCII letters:
+    results_dir=/tmp/ergebnisse-ä raised LexerNoViableAltException), quoted as Hydra's grammar wants:
+    key='value'. Anything that parses is left as it is (comma lists, range(), quoted values)."""
+    import re
+
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parser = OverridesParser.create()
+    out = []
+    for ov in overrides:
+        key, sep, value = ov.partition("=")
+        if sep and re.fullmatch(r"[+~]?[A-Za-z_][\w.]*", key) and value and value[0] not in "'\"":
+            try:
+                parser.parse_override(ov)
+            except Exception:
+                quoted = f"{key}='" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+                try:
+                    parser.parse_override(quoted)
+                    ov = quoted
+                except Exception:
+                    pass  # Hydra's own message says what is wrong
+        out.append(ov)
+    return out
+
+
+def _sweep_hint(err: BaseException) -> str | None:
+    """Hydra's 'Ambiguous value ... add --multirun' for a comma list in `run`: one line naming our commands."""
+    import re
+
+    m = re.search(r"Ambiguous value for argument '([^']+)'", _one_line(err))
+    if not m:
+        return None
+    ov = m.group(1)
+    return (f"{ov} is a sweep (a comma list): run it with dlm-bench sweep {ov} (or dlm-bench run -m {ov}); "
+            f"for a list value write {ov.partition('=')[0]}=[{ov.partition('=')[2]}]")
+
+
+def compose_config(overrides: list[str], hydra_config: bool = False):
+    """Compose conf/config.yaml with Hydra overrides; any composition problem becomes a UserError.
+    hydra_config: also return Hydra's own node (`run --cfg hydra|all`), after the same checks."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     from hydra.errors import HydraException, MissingConfigException
@@ -23,6 +89,8 @@ def compose_config(overrides: list[str]):
 
     from .config.schema import GROUPS, conf_dir, group_options, register_configs
 
+    check_hydra_overrides(overrides)
+    overrides = quote_overrides(overrides)
     for ov in overrides:
         key, sep, value = ov.partition("=")
         if key.lstrip("+~") == "experiment" and sep and value not in group_options("experiment"):
@@ -40,7 +108,7 @@ def compose_config(overrides: list[str]):
     except MissingConfigException as err:
         raise UserError(_one_line(err)) from err
     except (HydraException, OmegaConfBaseException) as err:
-        raise UserError(_unknown_key_message(err) or _one_line(err)) from err
+        raise UserError(_sweep_hint(err) or _unknown_key_message(err) or _one_line(err)) from err
     resolve_interpolations(cfg)
     from .errors import ConfigError
     from .registry.validation import validate
@@ -49,6 +117,10 @@ def compose_config(overrides: list[str]):
         validate(cfg, overrides)
     except ConfigError as err:
         raise UserError(str(err)) from err
+    if hydra_config:
+        GlobalHydra.instance().clear()
+        with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+            return compose(config_name="config", overrides=overrides, return_hydra_config=True)
     return cfg
 
 
@@ -108,16 +180,22 @@ def cmd_run(args) -> int:
     from .config.beta_grid import OutsideBetaGrid
     from .data import DatasetError
     from .errors import ConfigError, ResultsNotWritten
-    from .results.labels import record_variant
     from .run import execute
 
     overrides = list(args.overrides)
     if args.cfg is not None and args.cfg not in CFG_CHOICES:  # `--cfg key=value`: the value is an override
         overrides.insert(0, args.cfg)
         args.cfg = "job"
-    cfg = compose_config(overrides)
+    if args.multirun:  # Hydra's habit: `run -m seed=0,1` is the sweep
+        if args.cfg is not None:
+            raise UserError("--cfg prints one run's config; for a grid use dlm-bench sweep --dry-run")
+        print("dlm-bench: run -m runs dlm-bench sweep (finished points are skipped; dlm-bench sweep --help)",
+              file=sys.stderr, flush=True)
+        return cmd_sweep(argparse.Namespace(overrides=overrides, force=False, retry_failed=False, dry_run=False,
+                                            estimate=False, time_limit=None))
+    cfg = compose_config(overrides, hydra_config=args.cfg in ("hydra", "all"))
     if args.cfg is not None:
-        return print_config(cfg)
+        return print_config(cfg, args.cfg)
     try:
         record, run_dir = execute(cfg)
     except (ConfigError, DatasetError, OutsideBetaGrid) as err:
@@ -125,37 +203,57 @@ def cmd_run(args) -> int:
     except ResultsNotWritten as err:  # trained; its files were rescued elsewhere (the message says where)
         print(f"dlm-bench: error: {err}", file=sys.stderr)
         return 1
-    m, t = record.metrics, record.train
-
-    def fmt(v):
-        return "-" if v is None else f"{v:.4f}"
-
-    print(
-        f"{record.dataset} {record.model} {record_variant(record.to_dict()) or record.objective} beta={record.beta:g} "
-        f"test_nll={fmt(m.get('test_nll'))} "
-        + "".join(f"{k}={fmt(m[k])} " for k in ("test_error", "test_mre") if k in m)
-        + f"test_mse={fmt(m.get('test_mse'))} "
-        f"iterations={t['iterations']} converged={t['converged']} wall_s={t['wall_s']:.1f} "
-        + (f"stage1={t['pretrain_model']}{'(reused)' if t.get('pretrain_reused') else ''} "
-           f"total_wall_s={t['total_wall_s']:.1f} " if "total_wall_s" in t else "")
-        + f"status={record.status} run_dir={run_dir}"
-    )
+    print(run_line(record, run_dir))
     if record.status != "ok":
         print(f"dlm-bench: run {record.status}: {record.error}", file=sys.stderr)
     return {"ok": 0, "diverged": 3}.get(record.status, 1)
 
 
-CFG_CHOICES = ("job",)
+def run_line(record, run_dir) -> str:
+    """The one line `dlm-bench run` prints: the task's own test metrics (regression nll/mse, binary nll/error,
+    count nll/mre), how training stopped (the iteration cap named, not only converged=False) and any learned
+    parameter that ended at its constraint's floor or ceiling (train.at_bound)."""
+    from .results.labels import record_variant
+
+    m, t = record.metrics, record.train
+
+    def fmt(v):
+        return "-" if v is None else f"{v:.4f}"
+
+    shown = [k for k in ("test_error", "test_mre", "test_mse") if k in m] or ["test_mse"]
+    stop = " (hit the iteration cap)" if t.get("stopped") == "iteration_cap" else ""
+    bound = t.get("at_bound")
+    return (
+        f"{record.dataset} {record.model} {record_variant(record.to_dict()) or record.objective} beta={record.beta:g} "
+        f"test_nll={fmt(m.get('test_nll'))} "
+        + "".join(f"{k}={fmt(m.get(k))} " for k in shown)
+        + f"iterations={t['iterations']} converged={t['converged']}{stop} wall_s={t['wall_s']:.1f} "
+        + (f"stage1={t['pretrain_model']}{'(reused)' if t.get('pretrain_reused') else ''} "
+           f"total_wall_s={t['total_wall_s']:.1f} " if "total_wall_s" in t else "")
+        + (f"at_bound=[{bound}] " if bound else "")
+        + f"status={record.status} run_dir={run_dir}"
+    )
 
 
-def print_config(cfg) -> int:
-    """`dlm-bench run --cfg job` (Hydra's convention): the composed config as YAML and, as a trailing YAML
-    comment, the run directory the run would write; nothing is trained or written."""
-    from omegaconf import OmegaConf
+CFG_CHOICES = ("job", "hydra", "all")
+
+
+def print_config(cfg, part: str = "job") -> int:
+    """`dlm-bench run --cfg job|hydra|all` (Hydra's convention): the composed config (job), Hydra's own node
+    (hydra) or both (all) as YAML and, for job, as a trailing YAML comment, the run directory the run would write;
+    nothing is trained or written."""
+    from omegaconf import OmegaConf, open_dict
 
     from .run import run_dir_for
 
+    if part == "hydra":
+        print(OmegaConf.to_yaml({"hydra": cfg.hydra}), end="")
+        print("# dlm-bench run writes to run_dir, or <results_dir>/<experiment>/<run name>; hydra.run.dir is not used")
+        return 0
     print(OmegaConf.to_yaml(cfg), end="")
+    if part == "all":
+        with open_dict(cfg):
+            del cfg["hydra"]
     print(f"# would write: {run_dir_for(cfg.copy())}")
     return 0
 
@@ -194,7 +292,8 @@ def _sweep_overrides(args) -> list[str]:
     (jobs may run in other processes or elsewhere, SLURM), line progress and the --force / --retry-failed flags."""
     from .config.schema import group_options
 
-    overrides = list(args.overrides)
+    check_hydra_overrides(list(args.overrides), "sweep")
+    overrides = quote_overrides(list(args.overrides))
     for ov in overrides:
         key, sep, value = ov.partition("=")
         if key == "run_dir" and value not in ("", "null") and "${" not in value and "," not in value:
@@ -204,6 +303,8 @@ def _sweep_overrides(args) -> list[str]:
             raise UserError(f"unknown experiment {value!r}; valid choices: {', '.join(group_options('experiment'))}")
     given = [ov for ov in overrides if ov.startswith("results_dir=")]
     results_dir = given[-1].partition("=")[2] if given else "results"
+    if results_dir[:1] == "'" and results_dir[-1:] == "'":  # quoted by quote_overrides
+        results_dir = results_dir[1:-1].replace("\\'", "'").replace("\\\\", "\\")
     if not results_dir.strip() or results_dir.strip() in ("null", "''", '""'):  # abspath("") is the current directory
         from .registry.validation import check_results_dir
 
@@ -212,7 +313,7 @@ def _sweep_overrides(args) -> list[str]:
         except Exception as err:
             raise UserError(str(err)) from err
     overrides = [ov for ov in overrides if not ov.startswith("results_dir=")]
-    overrides.append(f"results_dir={os.path.abspath(results_dir)}")
+    overrides += quote_overrides([f"results_dir={os.path.abspath(results_dir)}"])
     if not any(ov.startswith("trainer.progress=") for ov in overrides):
         overrides.append("trainer.progress=lines")  # no bars in a shared log; a line every 10 min (logline.Heartbeat)
     if args.force:
@@ -349,6 +450,28 @@ def cmd_fetch(args) -> int:
     return USAGE_EXIT if failed else 0
 
 
+def complete_override(prefix: str, **_) -> list[str]:
+    """argcomplete completer for run/sweep overrides: `group=` -> that group's options, else the groups
+    (`model=`) and every config key (`trainer.max_iters=`) starting with `prefix`."""
+    import dataclasses
+
+    from .config import schema
+    from .config.schema import GROUPS, group_options
+
+    groups = GROUPS + ("experiment",)
+    key, sep, _ = prefix.partition("=")
+    if sep:
+        return [f"{key}={o}" for o in group_options(key.lstrip("+~"))] if key.lstrip("+~") in groups else []
+    keys = [f"{g}=" for g in groups]
+    for f in dataclasses.fields(schema.Config):
+        node = f.default_factory() if f.default_factory is not dataclasses.MISSING else None
+        if dataclasses.is_dataclass(node):
+            keys += [f"{f.name}.{sub.name}=" for sub in dataclasses.fields(node)]
+        else:
+            keys.append(f"{f.name}=")
+    return [k for k in keys if k.startswith(prefix)]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dlm-bench",
@@ -363,9 +486,13 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=run_help_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("overrides", nargs="*", help="Hydra overrides (group=option, key=value)")
-    p.add_argument("--cfg", "-c", nargs="?", const="job", metavar="job",
-                   help="print the composed config and the run directory it would write, then exit (no training)")
+    p.add_argument("overrides", nargs="*", help="Hydra overrides (group=option, key=value)"
+                   ).completer = complete_override
+    p.add_argument("--cfg", "-c", nargs="?", const="job", metavar="job|hydra|all",
+                   help="print the composed config (job, the default), Hydra's own config (hydra) or both (all), "
+                   "and the run directory it would write, then exit (no training)")
+    p.add_argument("--multirun", "-m", action="store_true",
+                   help="Hydra's multirun: the overrides' comma lists as a grid, run as `dlm-bench sweep` does")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser(
         "sweep",
@@ -374,7 +501,8 @@ def build_parser() -> argparse.ArgumentParser:
         "`dlm-bench sweep experiment=dlm_demo launcher=joblib`, `dlm-bench sweep objective=elbo,dlm seed=0,1,2`. "
         "Runs whose run.json says ok/diverged/failed are skipped (see --force, --retry-failed).",
     )
-    p.add_argument("overrides", nargs="*", help="Hydra overrides; comma lists and range() sweep")
+    p.add_argument("overrides", nargs="*", help="Hydra overrides; comma lists and range() sweep"
+                   ).completer = complete_override
     p.add_argument("--force", action="store_true", help="re-run every grid point")
     p.add_argument("--retry-failed", action="store_true", help="re-run grid points whose run.json says failed")
     p.add_argument("--dry-run", action="store_true",
@@ -431,7 +559,12 @@ def main(argv: list[str] | None = None) -> int:
     from .run.threads import remember_user_setting
 
     remember_user_setting()  # OMP_NUM_THREADS set by the user wins in every run and sweep job
-    args = build_parser().parse_args(glue_option_values(sys.argv[1:] if argv is None else list(argv)))
+    parser = build_parser()
+    if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (register-python-argcomplete dlm-bench)
+        import argcomplete
+
+        argcomplete.autocomplete(parser)
+    args = parser.parse_args(glue_option_values(sys.argv[1:] if argv is None else list(argv)))
     try:
         return args.func(args)
     except UserError as err:

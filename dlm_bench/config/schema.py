@@ -7,6 +7,7 @@ by OmegaConf before anything runs.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from enum import Enum
 from importlib import resources
@@ -14,6 +15,62 @@ from pathlib import Path
 from typing import List, Optional
 
 from hydra.core.config_store import ConfigStore
+
+
+@dataclass(frozen=True)
+class Domain:
+    """The allowed values of one numeric or text setting, kept with the field (`field(metadata={"domain": ...})`)
+    and checked by one function, check_domains below, before anything runs. `message` is the
+    error's text, formatted with `key` (section.name), `value` and `value!r`."""
+
+    message: str
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False  # low < value (else low <= value)
+    high_open: bool = False  # value < high (else value <= high)
+    finite: bool = False  # nan and +-inf refused
+    nullable: bool = False  # None allowed
+    choices: tuple | None = None
+
+    def allows(self, value) -> bool:
+        if value is None:
+            return self.nullable
+        if self.choices is not None:
+            return value in self.choices
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return False
+        if self.finite and not math.isfinite(value):
+            return False
+        if math.isnan(value):
+            return False
+        if self.low is not None and not (self.low < value if self.low_open else self.low <= value):
+            return False
+        return self.high is None or (value < self.high if self.high_open else value <= self.high)
+
+
+POSITIVE = "{key} must be a finite number > 0, got {value}"
+AT_LEAST = "{key} must be an integer >= {low}, got {value}"
+AT_LEAST_OR_NULL = "{key} must be an integer >= {low} or null, got {value}"
+MAX_SAMPLES = 100_000  # savigp: Monte Carlo samples per point (the paper: 2000); beyond, the sample tensors exhaust memory
+MAX_COMPONENTS = 100  # savigp: MoG components (the paper: 1, 2)
+SAVIGP_TRANSFORMS = ("none", "center", "minmax")
+
+
+def ranged(default, message: str = POSITIVE, **domain):
+    """A dataclass field with its Domain; POSITIVE (finite, > 0) unless told otherwise."""
+    if message == POSITIVE and not domain:
+        domain = {"low": 0, "low_open": True, "finite": True}
+    low = domain.get("low")
+    return field(default=default, metadata={"domain": Domain(message.replace("{low}", f"{low:g}" if low is not None
+                                                                             else ""), **domain)})
+
+
+def at_least(default, low: int = 1, nullable: bool = False):
+    return ranged(default, AT_LEAST_OR_NULL if nullable else AT_LEAST, low=low, nullable=nullable)
+
+
+def one_of(default, choices: tuple, message: str):
+    return ranged(default, message, choices=choices)
 
 
 class Kernel(Enum):
@@ -89,16 +146,16 @@ class DatasetConfig:
 class ModelConfig:
     name: str = "svgp"
     kernel: Kernel = Kernel.rbf
-    matern_nu: float = 2.5
+    matern_nu: float = one_of(2.5, (0.5, 1.5, 2.5), "{key} must be 0.5, 1.5 or 2.5, got {value}")
     ard: bool = False
     mean: MeanFunction = MeanFunction.zero
-    num_inducing: int = 50
+    num_inducing: int = at_least(50)
     inducing_init: InducingInit = InducingInit.random
     learn_inducing: bool = True
     whiten: bool = True
-    noise_init: float = 0.1
-    lengthscale_init: float = 1.0
-    outputscale_init: float = 1.0
+    noise_init: float = ranged(0.1)
+    lengthscale_init: float = ranged(1.0)
+    outputscale_init: float = ranged(1.0)
     # Observation model (dlm_bench/likelihoods): gaussian | student_t | probit | logistic | poisson_exp |
     # poisson_softplus; None: by the dataset's task (regression gaussian, binary probit, count poisson_exp)
     likelihood: Optional[str] = None
@@ -107,23 +164,23 @@ class ModelConfig:
 @dataclass
 class ObjectiveConfig:
     name: str = "elbo"
-    beta: float = 1.0
+    beta: float = ranged(1.0)
     # Index k into the DLM paper's grid [n, n/2, n/4, ...] (n = training size): beta = n / 2^k; overrides
     # `beta` when set. Sweep with e.g. objective.beta_index='range(0,20)'; points below min_beta are skipped.
-    beta_index: Optional[int] = None
-    min_beta: float = 0.01
+    beta_index: Optional[int] = at_least(None, 0, nullable=True)
+    min_beta: float = ranged(0.01)
     # false for methods without a beta (ELBO at beta=1, SGPR, FITC): in a beta_index sweep they run once
     beta_grid: bool = True
     hyperparameters: Hyperparameters = Hyperparameters.joint
     # hyperparameters=fixed: the stage-1 model whose kernel, noise and Z are frozen. auto: the collapsed SGPR
     # (Titsias) for a Gaussian likelihood with a zero mean (the DLM paper's regression, upstream
     # conjugate/script.py get_base_model), SVGP + ELBO otherwise; svgp | sgpr to choose (docs/dlm_fidelity.md)
-    pretrain_model: str = "auto"
+    pretrain_model: str = one_of("auto", ("auto", "svgp", "sgpr"), "{key} must be auto, svgp or sgpr, got {value!r}")
     # hyperparameters=fixed: the beta of the stage-1 ELBO. one: beta = 1 (upstream's dlm_sgp get_base_model);
     # same: the run's own beta, a beta-SVGP stage 1 (one reading of the paper's "from SVGP", 000 L266; needs
     # pretrain_model=svgp, the collapsed SGPR has no beta; docs/dlm_fidelity.md)
-    pretrain_beta: str = "one"
-    pretrain_epochs: Optional[int] = None  # stage-1 epochs in minibatch mode; None: trainer.epochs (airline: 20)
+    pretrain_beta: str = one_of("one", ("one", "same"), "{key} must be one or same, got {value!r}")
+    pretrain_epochs: Optional[int] = at_least(None, nullable=True)  # stage-1 epochs in minibatch mode; None: trainer.epochs (airline: 20)
     # train every beta of the group (same config, other beta_index) in one batched model and write one run
     # directory per beta, named as unbatched (dlm_bench/batched.py); not part of run names
     beta_batch: bool = False
@@ -139,32 +196,35 @@ class EstimatorConfig:
 @dataclass
 class TrainerConfig:
     optimizer: Optimizer = Optimizer.adam
-    lr: float = 0.1
-    batch_size: Optional[int] = None  # None: full batch
-    epochs: Optional[int] = None  # minibatch mode only; None: until max_iters
-    max_iters: int = 5000
-    window: int = 50
-    tol: float = 1e-4
+    lr: float = ranged(0.1)
+    batch_size: Optional[int] = at_least(None, nullable=True)  # None: full batch
+    epochs: Optional[int] = at_least(None, nullable=True)  # minibatch mode only; None: until max_iters
+    max_iters: int = at_least(5000)
+    window: int = at_least(50)
+    # a negative tol switches the stopping rule off (learning curves)
+    tol: float = ranged(1e-4, "{key} must be a finite number (negative: never stop early), got {value}", finite=True)
     # what the tolerance applies to: mean (the loss / N, as trained) or sum (the loss x N: upstream's
     # regression code, N times stricter); docs/dlm_fidelity.md
-    tol_on: str = "mean"
+    tol_on: str = one_of("mean", ("mean", "sum"), "{key} must be mean or sum, got {value!r}")
     # Adam's learning rate when minibatches are in use (batch_size < N); None: lr. The DLM paper: 1e-3
-    stochastic_lr: Optional[float] = None
+    stochastic_lr: Optional[float] = ranged(None, low=0, low_open=True, finite=True, nullable=True)
     progress: Progress = Progress.auto
     # every k iterations, also record test metrics (test_nll, test_mse) in curve.csv (learning curves)
-    track_every: Optional[int] = None
+    track_every: Optional[int] = at_least(None, nullable=True)
     # seconds of training between checkpoints (training/checkpoint.py: a killed run resumes from the last one);
     # 0: none. Where a run goes, not what it computes: not in run names (run/naming.py)
-    checkpoint_every_s: float = 300.0
+    checkpoint_every_s: float = ranged(300.0, "{key} must be a finite number >= 0 (0: no checkpoints), got {value}",
+                                       low=0, finite=True)
 
 
 @dataclass
 class ProtocolConfig:
     name: str = "dlm_regression"
-    train_frac: float = 0.67
-    val_frac: float = 0.08
-    train_size: Optional[int] = None  # subsample of the training part
-    test_size: Optional[int] = None  # cap on the test part
+    train_frac: float = ranged(0.67, "{key} must be in (0, 1), got {value}", low=0, low_open=True, high=1,
+                               high_open=True, finite=True)
+    val_frac: float = ranged(0.08, "{key} must be in [0, 1), got {value}", low=0, high=1, high_open=True, finite=True)
+    train_size: Optional[int] = at_least(None, nullable=True)  # subsample of the training part
+    test_size: Optional[int] = at_least(None, nullable=True)  # cap on the test part
     normalize_x: bool = True
     normalize_y: bool = True
 
@@ -215,38 +275,48 @@ class SavigpConfig:
     """model=savigp (Dezfouli & Bonilla 2015; dlm_bench/savigp, docs/savigp.md). Dropped from run names otherwise."""
 
     posterior: str = "fg"  # fg (one full Gaussian per process) | mog (K diagonal components)
-    components: int = 1  # K for posterior=mog (MoG1, MoG2)
+    components: int = ranged(1, f"{{key}} must be an integer in [1, {MAX_COMPONENTS}], got {{value}}", low=1,
+                             high=MAX_COMPONENTS)  # K for posterior=mog (MoG1, MoG2)
     estimator: str = "score_cv"  # score_cv | score | reparam | exact (closed-form E[log p]: gaussian, warp, lgcp)
-    num_samples: int = 2000  # S, Monte Carlo samples per point for L_ell and its gradients
+    num_samples: int = ranged(2000, f"{{key}} must be an integer in [2, {MAX_SAMPLES}], got {{value}}", low=2,
+                              high=MAX_SAMPLES)  # S, Monte Carlo samples per point for L_ell and its gradients
     cv_samples: Optional[int] = None  # samples estimating the control-variate a-hat (null: S/10)
     cv_holdout: bool = False  # true: average the corrected gradient over the other samples only (unbiased)
     resample: bool = False  # false: one fixed sample set (upstream); true: new samples before every block
-    sample_seed: int = 12000  # upstream's seed for the fixed samples (+ run seed)
+    sample_seed: int = ranged(12000, "{key} must be an integer >= 0 and < 2**62, got {value}", low=0, high=2**62,
+                              high_open=True)  # upstream's seed for the fixed samples (+ run seed)
     entropy: str = "bound"  # bound (eqs. 1-3) | exact (posterior=fg only)
-    sparsity_factor: float = 1.0  # SF = M / N
-    num_inducing: Optional[int] = None  # M, overrides sparsity_factor (MNIST: 200)
-    inducing: str = "nested"  # nested (random subsets, nested across SF) | kmeans
+    sparsity_factor: float = ranged(1.0, "{key} must be in (0, 1], got {value}", low=0, low_open=True, high=1,
+                                    finite=True)  # SF = M / N
+    # M, overrides sparsity_factor (MNIST: 200)
+    num_inducing: Optional[int] = ranged(None, "{key} must be >= 1 or null, got {value}", low=1, nullable=True)
+    # nested (random subsets, nested across SF) | kmeans
+    inducing: str = one_of("nested", ("nested", "kmeans"), "{key} must be nested or kmeans, got {value!r}")
     likelihood: str = "gaussian"  # gaussian | warp | softmax | logistic | lgcp
     warp: str = "creep"  # fixed warping parameters of upstream's experiment_setup.py: creep | abalone
-    offset: float = 1.0  # lgcp: exposure of each bin
-    transform: str = "none"  # target transform: none | center | minmax (NLPD reported in raw units)
+    offset: float = ranged(1.0)  # lgcp: exposure of each bin
+    # target transform: none | center | minmax (NLPD reported in raw units)
+    transform: str = one_of("none", SAVIGP_TRANSFORMS, "{key} must be one of none, center, minmax, got {value!r}")
     ard: bool = False
-    x_scale: float = 1.0  # inputs multiplied by this after the protocol's normalisation (MNIST: 1/255, pixels in [0, 1])
-    latent_noise: float = 1.0e-3  # white noise on every kernel (upstream)
-    lengthscale_init: float = 1.0
-    variance_init: float = 1.0
-    noise_init: float = 1.0  # sigma^2 of the gaussian / warp likelihood
-    optimizer: str = "lbfgs"  # lbfgs | adam
-    lr: float = 0.01  # adam only
+    x_scale: float = ranged(1.0)  # inputs multiplied by this after the protocol's normalisation (MNIST: 1/255, pixels in [0, 1])
+    latent_noise: float = ranged(1.0e-3)  # white noise on every kernel (upstream)
+    lengthscale_init: float = ranged(1.0)
+    variance_init: float = ranged(1.0)
+    noise_init: float = ranged(1.0)  # sigma^2 of the gaussian / warp likelihood
+    optimizer: str = one_of("lbfgs", ("lbfgs", "adam"), "{key} must be lbfgs or adam, got {value!r}")
+    lr: float = ranged(0.01)  # adam only
     blocks: list[str] = field(default_factory=lambda: ["mog", "hyp", "ll"])
-    evals_mog: int = 25  # function evaluations (L-BFGS) or steps (Adam) per block and global iteration
-    evals_hyp: int = 25
-    evals_ll: int = 25
-    max_iter: int = 200  # global iterations
-    xtol: float = 1.0e-3
-    ftol: float = 1.0e-5
-    max_wall_s: Optional[float] = None  # stop after the first global iteration past this wall time
-    pred_samples: int = 2000  # Monte Carlo samples for the predictive densities of non-Gaussian likelihoods
+    evals_mog: int = at_least(25)  # function evaluations (L-BFGS) or steps (Adam) per block and global iteration
+    evals_hyp: int = at_least(25)
+    evals_ll: int = at_least(25)
+    max_iter: int = ranged(200, "{key} must be >= 1, got {value}", low=1)  # global iterations
+    xtol: float = ranged(1.0e-3, "{key} must be a finite number >= 0, got {value}", low=0, finite=True)
+    ftol: float = ranged(1.0e-5, "{key} must be a finite number >= 0, got {value}", low=0, finite=True)
+    # stop after the first global iteration past this wall time
+    max_wall_s: Optional[float] = ranged(None, "{key} must be a finite number > 0 or null, got {value}", low=0,
+                                         low_open=True, finite=True, nullable=True)
+    pred_samples: int = ranged(2000, f"{{key}} must be an integer in [2, {MAX_SAMPLES}], got {{value}}", low=2,
+                               high=MAX_SAMPLES)  # Monte Carlo samples for the predictive densities of non-Gaussian likelihoods
     track: bool = False  # record test ER/NLP (or SSE/NLPD) in curve.csv after every global iteration (Fig. 4)
 
 
@@ -255,8 +325,8 @@ class LauncherConfig:
     """How `dlm-bench sweep` runs its jobs (ignored by `dlm-bench run`)."""
 
     name: str = "local"  # local | joblib | slurm
-    n_jobs: int = 1  # joblib: parallel processes
-    cpus: Optional[int] = None  # per job; torch threads. None: all cores / n_jobs
+    n_jobs: int = at_least(1)  # joblib: parallel processes
+    cpus: Optional[int] = at_least(None, nullable=True)  # per job; torch threads. None: all cores / n_jobs
     partition: Optional[str] = None  # slurm
     time_min: int = 60
     mem_gb: Optional[int] = 4
@@ -265,8 +335,8 @@ class LauncherConfig:
     setup: list[str] = field(default_factory=list)  # shell lines run before each slurm job
     # slurm: SLURM warns a job this many seconds before its time limit (sbatch --signal=USR2@s); the job then saves
     # its training checkpoint and requeues itself (submitit), at most max_requeues times; the rerun resumes
-    signal_delay_s: int = 120
-    max_requeues: int = 3
+    signal_delay_s: int = at_least(120, low=0)
+    max_requeues: int = at_least(3, low=0)
 
 
 @dataclass
@@ -317,6 +387,24 @@ class Config:
     dtype: DType = DType.float64
     results_dir: str = "results"
     run_dir: Optional[str] = None  # None: <results_dir>/<experiment>/<name derived from the config>
+
+
+def check_domains(cfg: DictConfig, sections: tuple[str, ...]) -> None:
+    """Every setting of `sections` within the Domain its field declares (ranges, choices, nan and inf included); the
+    first one outside is a ConfigError with the field's own message. The one place range and choice checks run:
+    registry/validation.py validate_numbers calls it for the common sections, savigp/plugin.py for savigp.*."""
+    import dataclasses
+
+    from ..errors import ConfigError
+
+    classes = {f.name: f.default_factory for f in dataclasses.fields(Config)
+               if f.default_factory is not dataclasses.MISSING}
+    for section in sections:
+        node = cfg[section]
+        for f in dataclasses.fields(classes[section]):
+            domain = f.metadata.get("domain")
+            if domain is not None and not domain.allows(node[f.name]):
+                raise ConfigError(domain.message.format(key=f"{section}.{f.name}", value=node[f.name]))
 
 
 GROUPS = ("dataset", "model", "objective", "estimator", "trainer", "protocol", "launcher")

@@ -29,6 +29,9 @@ class Dataset:
     feature_names: list[str] = field(default_factory=list)
     # upstream fixed (train, test) index pairs, e.g. the SAVIGP split files; None: protocols draw splits
     fixed_splits: Optional[list[tuple[np.ndarray, np.ndarray]]] = None
+    # the user table's target labels as written -> the numbers trained on (yes/no -> 1/0, -1/1 -> 0/1); None when
+    # the values are used as they are (run.json `label_map`)
+    label_map: Optional[dict[str, float]] = None
 
 
 HASH_ALGORITHMS = ("sha256", "sha512")

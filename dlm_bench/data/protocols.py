@@ -121,6 +121,8 @@ def check_split(split: Split, dataset: Dataset, protocol: str, wants_val: bool) 
             raise DatasetError(
                 f"dataset {dataset.name!r} ({len(dataset.y)} rows) leaves {n} {part} row(s) under protocol={protocol} "
                 f"(train/val/test = {sizes['train']}/{sizes['val']}/{sizes['test']}; at least {need[part]} needed)"
+                + ("; set protocol.test_size (the test part is up to 1000 rows) or protocol.val_frac smaller"
+                   if protocol == "dlm_classification" and part == "train" else "")
             )
 
 

@@ -7,12 +7,14 @@ Refused with a one-line DatasetError (exit 2), before anything trains: a path th
 column that is a copy of the target; a column that mixes numbers and text (one typo must not become hundreds of
 dummy columns) unless declared categorical; missing or infinite values; a constant target; binary labels other
 than two classes in {0, 1}, {-1, 1} or {False, True} (or two text labels); count targets that are negative or
-not integers."""
+not integers; numbers written with thousands separators ("1,000,345.584": read as text, they would become one dummy
+column per value); values so large that their variance overflows float64 (1e300: standardising them gives inf)."""
 
 from __future__ import annotations
 
 import csv
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -140,6 +142,36 @@ def _mixed_cell(col: pd.Series) -> tuple[int, str] | None:
     return i + 1, str(col.iloc[i])
 
 
+# a number with digit grouping by commas: 1,000 or -12,345,678.9 (pandas reads such quoted cells as text)
+_GROUPED = re.compile(r"^\s*[+-]?\d{1,3}(,\d{3})+(\.\d*)?\s*$")
+
+
+def _grouped_cell(col: pd.Series) -> tuple[int, str] | None:
+    """(data row, cell) of the first number written with thousands separators, in a text column whose every cell
+    is a number once the separators are removed; None otherwise."""
+    if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+        return None
+    text = col.astype(str)
+    grouped = text.str.match(_GROUPED)
+    if not grouped.any() or _numbers(text.str.replace(",", "", regex=False)).isna().any():
+        return None
+    i = int(np.flatnonzero(grouped.to_numpy())[0])
+    return i + 1, str(col.iloc[i])
+
+
+def _grouped_error(fname: str, what: str, cell: tuple[int, str], extra: str = "") -> DatasetError:
+    return DatasetError(f"{fname}: {what} holds numbers with thousands separators ({cell[1]!r} in data row {cell[0]}); "
+                        f"write the file without digit grouping{extra}")
+
+
+def _overflowing(values: np.ndarray) -> int | None:
+    """Data row (1-based) of the largest |value| when the column's variance overflows float64 (|x| ~ 1e155 and up:
+    the standardisation every protocol applies would turn the column into inf / nan), else None."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        ok = np.isfinite(np.var(values))
+    return None if ok else int(np.argmax(np.abs(values))) + 1
+
+
 def _non_finite(values: np.ndarray) -> int | None:
     bad = np.flatnonzero(~np.isfinite(values))
     return int(bad[0]) + 1 if bad.size else None
@@ -174,9 +206,9 @@ def load_user_table(cfg) -> Dataset:
         feat_names += col_names
     if not blocks:
         raise DatasetError(f"{path.name}: no feature columns besides the target {target!r}")
-    y = _target(y_raw, target, task, path.name)
+    y, label_map = _target(y_raw, target, task, path.name)
     _check_no_target_copy(feats, y_raw, declared, target, path.name)
-    return Dataset(path.stem, task, np.hstack(blocks), y, feat_names)
+    return Dataset(path.stem, task, np.hstack(blocks), y, feat_names, label_map=label_map)
 
 
 def _task(cfg) -> str:
@@ -204,6 +236,10 @@ def _feature_block(values: pd.Series, col, categorical: bool, fname: str) -> tup
     """One feature column as model inputs: dummy-coded when declared categorical or text, else its finite
     numbers; a column mixing numbers and text is an error (which cell, and how to declare it)."""
     if not categorical:
+        grouped = _grouped_cell(values)
+        if grouped is not None:
+            raise _grouped_error(fname, f"column {col!r}", grouped,
+                                 f", or declare the column categorical with dataset.categorical=[{col}]")
         mixed = _mixed_cell(values)
         if mixed is not None:
             raise DatasetError(f"{fname}: column {col!r} mixes numbers and text ({mixed[1]!r} in data row {mixed[0]}); "
@@ -213,6 +249,10 @@ def _feature_block(values: pd.Series, col, categorical: bool, fname: str) -> tup
             row = _non_finite(x)
             if row is not None:
                 raise DatasetError(f"{fname}: column {col!r} has a non-finite value ({x[row - 1]}) in data row {row}")
+            row = _overflowing(x)
+            if row is not None:
+                raise DatasetError(f"{fname}: column {col!r} has values too large for float64 arithmetic "
+                                   f"({x[row - 1]:g} in data row {row}: its variance overflows); rescale the column")
             return x[:, None], [str(col)]
     d, n = dummy_code(values.astype(str).to_numpy(), prefix=f"{col}=")
     return d, list(n)
@@ -230,16 +270,38 @@ def _check_no_target_copy(feats: pd.DataFrame, y_raw: pd.Series, declared, targe
                                "(it would leak the target into the inputs); drop it")
 
 
-def _target(y_raw: pd.Series, target: str, task: str, fname: str) -> np.ndarray:
-    """The target as float64 labels / values, checked for the task."""
+def _label_map(raw: pd.Series, y: np.ndarray) -> dict[str, float] | None:
+    """{label as written: number trained on}, or None when every label is already that number."""
+    pairs = dict(zip(raw.astype(str).str.strip(), y.tolist()))
+    if all(_is_same_number(k, v) for k, v in pairs.items()):
+        return None
+    return {k: pairs[k] for k in sorted(pairs, key=lambda k: (pairs[k], k))}
+
+
+def _is_same_number(text: str, value: float) -> bool:
+    try:
+        return float(text) == value
+    except ValueError:
+        return False
+
+
+def _target(y_raw: pd.Series, target: str, task: str, fname: str) -> tuple[np.ndarray, dict | None]:
+    """The target as float64 labels / values, checked for the task, and its label map (_label_map)."""
     if task == "binary":
-        return _binary(y_raw, target, fname)
+        y = _binary(y_raw, target, fname)
+        return y, _label_map(y_raw, y)
+    label_map = None
     if pd.api.types.is_bool_dtype(y_raw):
         y = y_raw.to_numpy(np.float64)
+        label_map = _label_map(y_raw, y)
     elif task in ("multiclass", "ordinal") and not pd.api.types.is_numeric_dtype(y_raw):
         levels = sorted(y_raw.astype(str).unique())
         y = y_raw.astype(str).map({v: i for i, v in enumerate(levels)}).to_numpy(np.float64)
+        label_map = _label_map(y_raw, y)
     else:
+        grouped = _grouped_cell(y_raw)
+        if grouped is not None:
+            raise _grouped_error(fname, f"target column {target!r}", grouped)
         num = _numbers(y_raw)
         if num.isna().any():
             i = int(np.flatnonzero(num.isna().to_numpy())[0])
@@ -249,6 +311,10 @@ def _target(y_raw: pd.Series, target: str, task: str, fname: str) -> np.ndarray:
     row = _non_finite(y)
     if row is not None:
         raise DatasetError(f"{fname}: target column {target!r} has a non-finite value ({y[row - 1]}) in data row {row}")
+    row = _overflowing(y)
+    if row is not None:
+        raise DatasetError(f"{fname}: target column {target!r} has values too large for float64 arithmetic "
+                           f"({y[row - 1]:g} in data row {row}: its variance overflows); rescale the column")
     values = np.unique(y)
     if values.size < 2:
         raise DatasetError(f"{fname}: target column {target!r} is constant (every row is {values[0]:g}); nothing to learn")
@@ -257,7 +323,7 @@ def _target(y_raw: pd.Series, target: str, task: str, fname: str) -> np.ndarray:
         if bad.size:
             raise DatasetError(f"{fname}: dataset.task=count but target column {target!r} has negative or non-integer "
                                f"values ({y[bad[0]]:g} in data row {bad[0] + 1})")
-    return y
+    return y, label_map
 
 
 def _binary(y_raw: pd.Series, target: str, fname: str) -> np.ndarray:

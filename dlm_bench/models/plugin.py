@@ -18,6 +18,7 @@ from ..results.outcome import Outcome
 from ..training.checkpoint import CHECKPOINT
 from ..training.stage1_store import PretrainStore
 from ..training.trainer import Trainer, TrainResult
+from .bounds import at_bound_text, parameters_at_bounds
 from .builders import build_bundle
 from .fixed import evaluate_only, pretrain_and_freeze, shared_stage1_key
 from .predictive_metrics import predictive_metrics
@@ -43,7 +44,10 @@ def check_data(cfg: DictConfig, dataset) -> None:
 
     n = len(dataset.y)
     p = cfg.protocol
-    if p.name in TEST_SIZE_PROTOCOLS and p.test_size is not None and p.test_size > n:
+    from .task_defaults import protocol_file
+
+    preset_cap = p.test_size == protocol_file(p.name).get("test_size")  # the preset's "up to 1000", not asked for
+    if p.name in TEST_SIZE_PROTOCOLS and p.test_size is not None and p.test_size > n and not preset_cap:
         raise ConfigError(f"protocol.test_size={p.test_size} is larger than dataset {dataset.name!r} ({n} rows); "
                           f"leave it null or set at most {n} (it caps the test part)")
     if cfg.model.name in NO_INDUCING:
@@ -78,6 +82,14 @@ def tracking(cfg: DictConfig, bundle, prep) -> dict:
         return {m: v for m, v in metrics.items() if not m.endswith("_raw")}
 
     return {"track": track, "track_every": k}
+
+
+def stop_reason(cfg: DictConfig, result: TrainResult) -> str:
+    """Why training ended: `converged` (the stopping rule), `iteration_cap` (trainer.max_iters reached first) or
+    `epoch_limit` (trainer.epochs, minibatch mode)."""
+    if result.converged:
+        return "converged"
+    return "iteration_cap" if result.iterations >= cfg.trainer.max_iters else "epoch_limit"
 
 
 def train_section(cfg: DictConfig, result: TrainResult, pretrain=None, pretrain_info=None,
@@ -160,6 +172,11 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
     finally:  # also for a failure part-way: the record says how far training got
         wall = ctx.training_wall() if trained_wall is None else trained_wall
         out.train = train_section(cfg, result, pretrain, pretrain_info, max(wall, result.wall_s), shared)
+        if result.status == "ok" and result.iterations:
+            out.train["stopped"] = stop_reason(cfg, result)
+            bound = at_bound_text(parameters_at_bounds(bundle))
+            if bound:
+                out.train["at_bound"] = bound
         fallbacks = getattr(getattr(bundle, "mll", None), "fallbacks", None)
         if fallbacks is not None:  # uPS: (sample, example) pairs drawn by the exact inverse-CDF fallback
             out.train["ups_fallbacks"] = int(fallbacks)

@@ -1,11 +1,15 @@
 """Settings whose default depends on the dataset's task, resolved before a run is named or built:
 `model.likelihood: null` -> likelihoods.DEFAULT_FOR_TASK[task] (regression gaussian, binary probit,
-count poisson_exp); `model.mean: auto` -> constant for binary tasks, zero otherwise. Resolving
-before the run name is hashed keeps the names of existing regression runs unchanged."""
+count poisson_exp); `model.mean: auto` -> constant for binary tasks, zero otherwise; the default protocol
+(dlm_regression, config.yaml) -> the task's split (TASK_PROTOCOL: dlm_classification for binary, multiclass and
+count data, as the DLM paper splits them), keeping any protocol.* value set beside it. Resolving before the run name
+is hashed keeps the names of existing regression runs unchanged."""
 
 from __future__ import annotations
 
-from omegaconf import DictConfig, open_dict
+import functools
+
+from omegaconf import DictConfig, OmegaConf, open_dict
 
 from ..config.schema import MeanFunction
 from ..errors import ConfigError
@@ -20,9 +24,38 @@ def dataset_task(cfg: DictConfig) -> str:
     return get_spec(cfg.dataset.name).task
 
 
+# task -> the protocol (conf/protocol/<name>.yaml) a run on it gets when no protocol is chosen; a regression protocol
+# on any other task is refused when chosen explicitly (registry/validation.py check_protocol_task)
+TASK_PROTOCOL = {"binary": "dlm_classification", "multiclass": "dlm_classification", "count": "dlm_classification",
+                 "ordinal": "dlm_classification"}
+DEFAULT_PROTOCOL = "dlm_regression"  # conf/config.yaml's default
+
+
+@functools.lru_cache(maxsize=None)
+def protocol_file(option: str) -> dict:
+    from ..config.schema import conf_dir
+
+    return OmegaConf.to_container(OmegaConf.load(conf_dir() / "protocol" / f"{option}.yaml"))
+
+
+def resolve_protocol(cfg: DictConfig, task: str) -> None:
+    """The default regression split on a binary / count / multiclass dataset -> the task's split: every protocol.*
+    value still at dlm_regression's default takes the task protocol's value (protocol.test_size=10 set by the user
+    stays). Idempotent."""
+    target = TASK_PROTOCOL.get(task)
+    if target is None or cfg.protocol.name != DEFAULT_PROTOCOL:
+        return
+    default, wanted = protocol_file(DEFAULT_PROTOCOL), protocol_file(target)
+    with open_dict(cfg):
+        for key, value in wanted.items():
+            if key == "name" or cfg.protocol.get(key) == default.get(key):
+                cfg.protocol[key] = value
+
+
 def resolve_task_defaults(cfg: DictConfig) -> str:
     """Fill in model.likelihood and model.mean from the dataset's task (idempotent); returns the task."""
     task = dataset_task(cfg)
+    resolve_protocol(cfg, task)
     with open_dict(cfg):
         if cfg.model.get("likelihood") is None:
             if task not in DEFAULT_FOR_TASK:

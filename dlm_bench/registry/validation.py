@@ -18,77 +18,23 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
+from ..config.schema import check_domains
 from ..errors import ConfigError
 
 
-def _finite_positive(key: str, value) -> None:
-    if value is None or not math.isfinite(value) or value <= 0:
-        raise ConfigError(f"{key} must be a finite number > 0, got {value}")
-
-
-def _at_least(key: str, value, low: int, allow_none: bool = False) -> None:
-    if value is None and allow_none:
-        return
-    if value is None or value < low:
-        raise ConfigError(f"{key} must be an integer >= {low}{' or null' if allow_none else ''}, got {value}")
-
-
-def _fraction(key: str, value, closed_low: bool = True) -> None:
-    ok = value is not None and math.isfinite(value) and (0 <= value if closed_low else 0 < value) and value < 1
-    if not ok:
-        raise ConfigError(f"{key} must be in {'[' if closed_low else '('}0, 1), got {value}")
-
-
 def validate_numbers(cfg: DictConfig) -> None:
-    """Every numeric setting within its domain (nan and inf included)."""
-    t = cfg.trainer
-    _finite_positive("trainer.lr", t.lr)
-    _at_least("trainer.max_iters", t.max_iters, 1)
-    _at_least("trainer.batch_size", t.batch_size, 1, allow_none=True)
-    _at_least("trainer.epochs", t.epochs, 1, allow_none=True)
-    _at_least("trainer.window", t.window, 1)
-    _at_least("trainer.track_every", t.track_every, 1, allow_none=True)
-    if t.tol is None or not math.isfinite(t.tol):  # a negative tol switches the stopping rule off (learning curves)
-        raise ConfigError(f"trainer.tol must be a finite number (negative: never stop early), got {t.tol}")
-    if t.tol_on not in ("mean", "sum"):
-        raise ConfigError(f"trainer.tol_on must be mean or sum, got {t.tol_on!r}")
-    if t.stochastic_lr is not None:
-        _finite_positive("trainer.stochastic_lr", t.stochastic_lr)
-    every = t.get("checkpoint_every_s", 0.0)
-    if every is None or not math.isfinite(every) or every < 0:
-        raise ConfigError(f"trainer.checkpoint_every_s must be a finite number >= 0 (0: no checkpoints), got {every}")
+    """Every numeric and choice setting of the common sections within its domain, the seed and the results_dir."""
+    check_domains(cfg, ("trainer",))
     check_seed(cfg.seed)
     check_results_dir(cfg.results_dir)
-    m = cfg.model
-    for key in ("lengthscale_init", "outputscale_init", "noise_init"):
-        _finite_positive(f"model.{key}", m[key])
-    _at_least("model.num_inducing", m.num_inducing, 1)
-    if m.matern_nu not in (0.5, 1.5, 2.5):
-        raise ConfigError(f"model.matern_nu must be 0.5, 1.5 or 2.5, got {m.matern_nu}")
+    check_domains(cfg, ("model", "objective", "protocol", "launcher"))
     o = cfg.objective
-    _finite_positive("objective.beta", o.beta)
-    _finite_positive("objective.min_beta", o.min_beta)
-    _at_least("objective.beta_index", o.beta_index, 0, allow_none=True)
-    if o.pretrain_model not in ("auto", "svgp", "sgpr"):
-        raise ConfigError(f"objective.pretrain_model must be auto, svgp or sgpr, got {o.pretrain_model!r}")
-    _at_least("objective.pretrain_epochs", o.pretrain_epochs, 1, allow_none=True)
-    if o.pretrain_beta not in ("one", "same"):
-        raise ConfigError(f"objective.pretrain_beta must be one or same, got {o.pretrain_beta!r}")
     if o.pretrain_beta == "same" and getattr(o.hyperparameters, "value", o.hyperparameters) == "fixed":
         from ..models.fixed import resolve_pretrain_model
 
         if resolve_pretrain_model(cfg) != "svgp":  # before anything trains, not at stage 1 of the first run
             raise ConfigError("objective.pretrain_beta=same needs objective.pretrain_model=svgp (the collapsed "
                               f"SGPR has no beta; got {o.pretrain_model} -> {resolve_pretrain_model(cfg)})")
-    p = cfg.protocol
-    _fraction("protocol.train_frac", p.train_frac, closed_low=False)
-    _fraction("protocol.val_frac", p.val_frac)
-    _at_least("protocol.train_size", p.train_size, 1, allow_none=True)
-    _at_least("protocol.test_size", p.test_size, 1, allow_none=True)
-    _at_least("launcher.n_jobs", cfg.launcher.n_jobs, 1)
-    _at_least("launcher.cpus", cfg.launcher.cpus, 1, allow_none=True)
-    _at_least("launcher.signal_delay_s", cfg.launcher.get("signal_delay_s", 0), 0)
-    _at_least("launcher.max_requeues", cfg.launcher.get("max_requeues", 0), 0)
 
 
 SEED_LIMIT = 2**63  # numpy's and torch's seeding take a 64-bit seed (torch.manual_seed: a signed/unsigned long long)
@@ -106,12 +52,23 @@ def check_results_dir(value) -> None:
                           "directory); e.g. results_dir=results")
 
 
+def existing_ancestor(directory: Path) -> Path:
+    """`directory` or its nearest ancestor that exists (what a later mkdir(parents=True) would create below)."""
+    directory = Path(os.path.abspath(directory))
+    while not directory.exists() and directory.parent != directory:
+        directory = directory.parent
+    return directory
+
+
 def check_writable(directory: Path) -> None:
-    """Create `directory` and write a probe file in it, so an unwritable results_dir fails before training
-    (a run whose results cannot be written is lost work)."""
+    """Write a probe file in `directory`, or in its nearest existing ancestor when it does not exist yet, so an
+    unwritable results_dir fails before training (a run whose results cannot be written is lost work). Nothing is
+    created: a run refused later (its data, its M) leaves no empty `<results_dir>/<experiment>/` behind."""
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".write-probe-", dir=directory)
+        where = existing_ancestor(directory)
+        if not where.is_dir():
+            raise NotADirectoryError(20, "Not a directory")
+        fd, probe = tempfile.mkstemp(prefix=".write-probe-", dir=where)
         os.close(fd)
         os.unlink(probe)
     except OSError as err:
@@ -151,6 +108,44 @@ def check_choices(cfg: DictConfig, overrides: list[str]) -> None:
                        if o.partition("=")[0].lstrip("+") in ("dlm_data", "method", "experiment")]
             by = " or ".join(setters) or "a preset"
             raise ConfigError(f"{key}={value} conflicts with {by}, which sets {key}.name={got}; choose one of them")
+    check_preset_groups(overrides)
+
+
+def _preset_group_choices(preset: str, option: str) -> dict[str, str]:
+    """group -> option for the `override /group: option` entries of conf/<preset>/<option>.yaml's defaults list."""
+    from omegaconf import OmegaConf
+
+    from ..config.schema import conf_dir
+
+    path = conf_dir() / preset / f"{option}.yaml"
+    if not path.is_file():
+        return {}
+    out = {}
+    for entry in OmegaConf.load(path).get("defaults") or []:
+        if isinstance(entry, str) or not hasattr(entry, "items"):
+            continue
+        for k, v in entry.items():
+            k = str(k)
+            if k.startswith("override /"):
+                out[k[len("override /"):]] = str(v)
+    return out
+
+
+def check_preset_groups(overrides: list[str]) -> None:
+    """A command-line group choice (objective=dlm) wins over the `override /objective: elbo` of a method preset
+    given beside it (method=elbo), so the run would silently train something else than the method named: refused."""
+    given = {}
+    for ov in overrides:
+        key, sep, value = ov.partition("=")
+        if sep and value and "," not in value and "(" not in value:
+            given[key.lstrip("+~")] = value
+    for preset in ("method",):
+        if preset not in given:
+            continue
+        for group, option in _preset_group_choices(preset, given[preset]).items():
+            if group in given and given[group] != option:
+                raise ConfigError(f"{group}={given[group]} conflicts with {preset}={given[preset]}, which sets "
+                                  f"{group}={option}; choose one of them")
 
 
 @functools.lru_cache(maxsize=None)
@@ -212,10 +207,53 @@ def check_unused_settings(cfg: DictConfig) -> None:
                       f"{'it' if len(unread) == 1 else 'them'} or choose the model that reads {'it' if len(unread) == 1 else 'them'}")
 
 
+USER_TABLE_KEYS = ("path", "target", "task", "categorical")  # DatasetConfig keys only dataset=csv reads
+
+
+def check_dataset_keys(cfg: DictConfig) -> None:
+    """dataset.path=... without dataset=csv would train the registered default (boston) instead of the file."""
+    if cfg.dataset.name == "csv":
+        return
+    given = [f"dataset.{k}" for k in USER_TABLE_KEYS if cfg.dataset.get(k) is not None]
+    if given:
+        raise ConfigError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} read only with dataset=csv, but "
+                          f"the dataset is {cfg.dataset.name!r} (a registered dataset); add dataset=csv to train on "
+                          "your file, or remove them")
+
+
+def check_protocol_task(cfg: DictConfig, overrides: list[str]) -> None:
+    """A regression split chosen on the command line (protocol=dlm_regression, protocol.name=dlm_regression) for a
+    binary, count or multiclass dataset: refused (it trained twonorm to chance level). Left out, the protocol
+    follows the task (models/task_defaults.py resolve_protocol). fp and sggpm runs split by their own protocols."""
+    from ..models.task_defaults import DEFAULT_PROTOCOL, TASK_PROTOCOL, dataset_task
+    from .models import MODELS
+
+    spec = MODELS.get(cfg.model.name)
+    if spec is not None and spec.own_loop and cfg.model.name != "savigp":
+        return
+    for ov in overrides:
+        key, sep, value = ov.partition("=")
+        key = key.lstrip("+~")
+        if not sep or "," in value or "(" in value:
+            continue
+        if key == "protocol" and _option_name("protocol", value) == DEFAULT_PROTOCOL or \
+                key == "protocol.name" and value == DEFAULT_PROTOCOL:
+            try:
+                task = dataset_task(cfg)
+            except Exception:  # an unknown dataset is reported by the load
+                return
+            if task in TASK_PROTOCOL:
+                raise ConfigError(f"{key}={value} is the regression split, but dataset {cfg.dataset.name!r} is a "
+                                  f"{task} task; use protocol={TASK_PROTOCOL[task]} (the default for {task} data: "
+                                  "leave protocol out)")
+
+
 def validate(cfg: DictConfig, overrides: list[str] | None = None) -> None:
     validate_numbers(cfg)
+    check_dataset_keys(cfg)
     if overrides:
         check_choices(cfg, overrides)
+        check_protocol_task(cfg, overrides)
 
 
 def validate_run(cfg: DictConfig, overrides: list[str] | None = None):

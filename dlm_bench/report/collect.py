@@ -12,7 +12,7 @@ import pandas as pd
 from ..results.labels import record_method, record_variant
 from ..results.schema import REQUIRED, check_curve_csv, check_run_record
 
-NESTED = ("metrics", "train", "config", "env")
+NESTED = ("metrics", "train", "config", "env", "label_map")
 # Settings copied from run.json's config into columns (dotted path -> column), when present: what a report
 # may need on an axis or in a table split that is not a top-level field.
 CONFIG_COLUMNS = {"pac.epsilon": "epsilon", "pac.loss": "pac_loss", "pac.grid_L": "grid_L",

@@ -42,6 +42,8 @@ class RunRecord:
     train: dict = field(default_factory=dict)
     config: dict = field(default_factory=dict)
     env: dict = field(default_factory=dict)
+    # dataset=csv: the target's labels as written -> the numbers trained on ({"no": 0, "yes": 1}); null otherwise
+    label_map: dict | None = None
     schema: int = SCHEMA
 
     def to_dict(self) -> dict:

@@ -43,6 +43,7 @@ FIELDS = {
     "train": (_DICT, True),
     "config": (_DICT, True),
     "env": (_DICT, True),
+    "label_map": (_DICT, True),  # added 2026-12-03 (dataset=csv label mapping); older records lack it
 }
 
 

@@ -57,7 +57,8 @@ from ..errors import ConfigError
 from ..models.batched_svgp import BatchedBundle, BatchFailed, batchable_likelihood, fit_batched
 from ..models.builders import build_bundle
 from ..models.fixed import pretrain_and_freeze
-from ..models.plugin import describe, evaluate, train_section
+from ..models.bounds import at_bound_text, parameters_at_bounds
+from ..models.plugin import check_data, describe, evaluate, stop_reason, train_section
 from ..registry.validation import check_writable
 from ..results.contract import read_status
 from ..results.outcome import Outcome
@@ -65,10 +66,11 @@ from ..training.checkpoint import Checkpoint
 from ..training.stage1_store import PretrainStore
 from ..training.trainer import Trainer, TrainResult
 from ..util.locks import RunLock, holder
-from .context import DTYPES, prepare_data, resolve_device, seed_everything
+from .. import data
+from .context import DTYPES, resolve_device, seed_everything, split_tensors
 from .naming import run_dir_for, run_name
 from .progress import progress
-from .record import build_record, probe_run_dir, record_failure, write_run
+from .record import build_record, probe_run_dir, record_failure, remove_if_empty, topmost_missing, write_run
 from .threads import apply_threads
 
 MAX_BATCH_ELEMENTS = 2e7  # B * M * n per batch (one [B, n, M] float64 tensor: 160 MB); larger groups are chunked
@@ -206,15 +208,24 @@ def execute_group(cfg: DictConfig, unbatched):
     member k's (record, run_dir). `unbatched`: the harness's execute, for members whose batch failed."""
     check_supported(cfg)
     check_writable(run_dir_for(cfg).parent)
-    with group_lock(cfg):
-        return _train_group(cfg, unbatched)
+    lock_dir = group_lock_dir(cfg)
+    created = None if lock_dir.exists() else topmost_missing(lock_dir)
+    try:
+        with group_lock(cfg):
+            return _train_group(cfg, unbatched)
+    except (ConfigError, data.DatasetError, KeyboardInterrupt):  # refused (M > n) or stopped: no empty group folders
+        if created is not None:
+            remove_if_empty(lock_dir, created)
+        raise
 
 
 def _train_group(cfg: DictConfig, unbatched):
     device = resolve_device(cfg.device.value)
     dtype = DTYPES[cfg.dtype.value]
     seed_everything(cfg.seed)
-    prep = prepare_data(cfg, device, dtype)
+    dataset = data.load_from_config(cfg.dataset)
+    check_data(cfg, dataset)  # as the unbatched run (RunContext.load): M > n refused, not cut to n
+    prep = split_tensors(cfg, dataset, device, dtype)
     prep.rng_after = _get_rng()
     X, y = prep.tensors["train"]
     n = X.shape[0]
@@ -358,6 +369,11 @@ def _write_member(cfg, prep, bundle, result, pretrain, run_dir, device, B, batch
     # both stages: the batch clock starts before stage 1
     out.train = {**train_section(cfg, result, pretrain, pretrain_info, batch_wall), "batched": B,
                  "batch_wall_s": batch_wall}
+    if result.status == "ok" and result.iterations:
+        out.train["stopped"] = stop_reason(cfg, result)
+        bound = at_bound_text(parameters_at_bounds(bundle))
+        if bound:
+            out.train["at_bound"] = bound
     record = build_record(cfg, out, prep.dataset, device, threads)
     write_run(run_dir, record, out, tb)
     return record, run_dir

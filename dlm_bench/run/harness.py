@@ -85,11 +85,15 @@ def _execute_single(cfg: DictConfig, spec) -> tuple[RunRecord, Path]:
     except (ConfigError, DatasetError, OutsideBetaGrid) as err:
         if not ctx.training:
             if created:
-                remove_if_empty(run_dir)
+                remove_if_empty(run_dir, created)
             raise
         tb = record_failure(ctx.outcome, err)
     except Exception as err:  # recorded, so a sweep keeps going; the CLI reports it
         tb = record_failure(ctx.outcome, err)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM before run.json: no empty folder (a checkpoint stays)
+        if created:
+            remove_if_empty(run_dir, created)
+        raise
     record = build_record(cfg, ctx.outcome, ctx.dataset, ctx.device, ctx.threads)
     write_run(run_dir, record, ctx.outcome, tb)
     return record, run_dir

@@ -38,6 +38,7 @@ def build_record(cfg: DictConfig, out: Outcome, dataset=None, device=None, threa
         num_inducing=out.num_inducing, hyperparameters=hyperparameters,
         method=method_of(cfg, hyperparameters, estimator), metrics=out.metrics, train=train,
         config=config_dict(cfg), env=env_info(),
+        label_map=getattr(dataset, "label_map", None),
     )
 
 
@@ -45,12 +46,13 @@ PROBE_BYTES = 2 * 2**20  # a run directory that cannot take this much fails befo
 STALE_TMP = (".run.json.", ".curve.csv.", TMP_PREFIX)  # prefixes of atomic-write temp files (results, checkpoints)
 
 
-def probe_run_dir(run_dir: Path) -> bool:
+def probe_run_dir(run_dir: Path) -> Path | None:
     """Before training: create `run_dir`, remove temp files an interrupted write left there (a SIGKILL before the
     final rename), and write, fsync and delete a PROBE_BYTES probe, so a full disk, a file-size limit, a read-only
-    or non-directory run_dir fail here in one line (ConfigError) rather than after training. Returns whether the
-    directory was created (so a run that stops before training can remove it again)."""
-    created = not run_dir.exists()
+    or non-directory run_dir fail here in one line (ConfigError) rather than after training. Returns the topmost
+    folder it created (None: run_dir existed), so a run that stops before writing (refused, interrupted) can
+    remove what it made (remove_if_empty(run_dir, created))."""
+    created = None if run_dir.exists() else topmost_missing(run_dir)
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
         for tmp in run_dir.iterdir():
@@ -66,18 +68,34 @@ def probe_run_dir(run_dir: Path) -> bool:
             os.unlink(probe)
     except OSError as err:
         if created:
-            remove_if_empty(run_dir)
+            remove_if_empty(run_dir, created)
         reason = err.strerror or type(err).__name__
         raise ConfigError(f"cannot write results to {run_dir}: {reason}; set results_dir= (or run_dir=) to a "
                           "writable directory with a few MB free") from None
     return created
 
 
-def remove_if_empty(run_dir: Path) -> None:
-    try:
-        run_dir.rmdir()
-    except OSError:
-        pass
+def topmost_missing(path: Path) -> Path:
+    path = Path(os.path.abspath(path))
+    while not path.parent.exists() and path.parent != path.parent.parent:
+        path = path.parent
+    return path
+
+
+def remove_if_empty(run_dir: Path, top: Path | None = None) -> None:
+    """Remove `run_dir` if empty, then its empty parents up to and including `top` (the folders a run created)."""
+    path = Path(os.path.abspath(run_dir))
+    top = path if top is None else Path(os.path.abspath(top))
+    while True:
+        try:
+            path.rmdir()
+        except FileNotFoundError:
+            pass  # removed already (a lock's folder, by its release)
+        except OSError:
+            return
+        if path == top or top not in path.parents:
+            return
+        path = path.parent
 
 
 def _write_files(run_dir: Path, record: RunRecord, out: Outcome, tb: str | None) -> None:

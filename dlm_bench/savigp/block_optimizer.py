@@ -15,7 +15,6 @@ from typing import Callable, Optional
 
 import torch
 
-from ..errors import ConfigError
 from ..util.logline import Heartbeat
 from .model import Savigp
 
@@ -87,11 +86,7 @@ def fit(model: Savigp, X, y, *, num_samples: int, blocks=BLOCKS, evals: dict | N
         optimizer: str = "lbfgs", lr: float = 0.01, xtol: float = 1e-3, ftol: float = 1e-5, resample: bool = False,
         seed: int = 12000, track: Callable[[], dict] | None = None, max_wall_s: float | None = None,
         heartbeat: Heartbeat | None = None) -> FitResult:
-    for b in blocks:
-        if b not in BLOCKS:
-            raise ConfigError(f"savigp.blocks: unknown block {b!r}; valid: {', '.join(BLOCKS)}")
-    if optimizer not in ("lbfgs", "adam"):
-        raise ConfigError(f"savigp.optimizer must be lbfgs or adam, got {optimizer!r}")
+    """blocks and optimizer were checked with the config (plugin.check_config, config/schema.py's domains)."""
     evals = {"mog": 25, "hyp": 25, "ll": 25, **(evals or {})}
     gen = torch.Generator(device=X.device).manual_seed(seed)
     eps = model.draw_eps(num_samples, X.shape[0], gen)

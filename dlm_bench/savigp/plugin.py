@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from omegaconf import DictConfig
 
-from ..config.schema import InducingInit
+from ..config.schema import InducingInit, check_domains
 from ..errors import ConfigError
 from ..models.components import initial_inducing_points
 from ..results.outcome import Outcome
@@ -25,30 +25,16 @@ from .block_optimizer import fit
 from .likelihoods import LIKELIHOODS, build_likelihood
 from .model import LOG_UPPER, Savigp
 
-TRANSFORMS = ("none", "center", "minmax")
-MAX_SAMPLES = 100_000  # Monte Carlo samples per point (the paper: 2000); beyond, the sample tensors exhaust memory
-MAX_COMPONENTS = 100  # MoG components (the paper: 1, 2)
 
 
 def check_config(cfg: DictConfig) -> None:
-    """savigp.* settings in their domains, before any data is loaded."""
+    """savigp.* settings in their domains, before any data is loaded: the ranges and choices declared with the
+    schema's fields (config/schema.py SavigpConfig, checked by config.schema.check_domains), then what depends on
+    other values or registries (the likelihood classes, the blocks, cv_samples <= num_samples)."""
     s = cfg.savigp
     if s.likelihood not in LIKELIHOODS:
         raise ConfigError(f"unknown savigp.likelihood {s.likelihood!r}; valid choices: {', '.join(LIKELIHOODS)}")
-    if s.transform not in TRANSFORMS:
-        raise ConfigError(f"savigp.transform must be one of {', '.join(TRANSFORMS)}, got {s.transform!r}")
-    if not 0 < s.sparsity_factor <= 1:
-        raise ConfigError(f"savigp.sparsity_factor must be in (0, 1], got {s.sparsity_factor}")
-    if s.inducing not in ("nested", "kmeans"):
-        raise ConfigError(f"savigp.inducing must be nested or kmeans, got {s.inducing!r}")
-    if s.num_inducing is not None and s.num_inducing < 1:
-        raise ConfigError(f"savigp.num_inducing must be >= 1 or null, got {s.num_inducing}")
-    if s.max_iter < 1:
-        raise ConfigError(f"savigp.max_iter must be >= 1, got {s.max_iter}")
-    for key in ("x_scale", "latent_noise", "noise_init", "lengthscale_init", "variance_init", "lr"):
-        v = s.get(key)
-        if v is not None and not (math.isfinite(v) and v > 0):
-            raise ConfigError(f"savigp.{key} must be a finite number > 0, got {v}")
+    check_domains(cfg, ("savigp",))
     if not list(s.blocks):
         raise ConfigError("savigp.blocks must name at least one block to optimise (e.g. [mog, hyp, ll])")
     from .block_optimizer import BLOCKS
@@ -56,28 +42,9 @@ def check_config(cfg: DictConfig) -> None:
     for b in s.blocks:
         if b not in BLOCKS:
             raise ConfigError(f"savigp.blocks: unknown block {b!r}; valid: {', '.join(BLOCKS)}")
-    if s.optimizer not in ("lbfgs", "adam"):
-        raise ConfigError(f"savigp.optimizer must be lbfgs or adam, got {s.optimizer!r}")
-    for key in ("num_samples", "pred_samples"):
-        if not 2 <= s[key] <= MAX_SAMPLES:
-            raise ConfigError(f"savigp.{key} must be an integer in [2, {MAX_SAMPLES}], got {s[key]}")
     if s.cv_samples is not None and not 2 <= s.cv_samples <= s.num_samples:
         raise ConfigError(f"savigp.cv_samples must be an integer in [2, savigp.num_samples={s.num_samples}] or null, "
                           f"got {s.cv_samples}")
-    if not 0 <= s.sample_seed < 2**62:
-        raise ConfigError(f"savigp.sample_seed must be an integer >= 0 and < 2**62, got {s.sample_seed}")
-    for key in ("evals_mog", "evals_hyp", "evals_ll"):
-        if s[key] < 1:
-            raise ConfigError(f"savigp.{key} must be an integer >= 1, got {s[key]}")
-    for key in ("xtol", "ftol"):
-        if not (math.isfinite(s[key]) and s[key] >= 0):
-            raise ConfigError(f"savigp.{key} must be a finite number >= 0, got {s[key]}")
-    if s.max_wall_s is not None and not (math.isfinite(s.max_wall_s) and s.max_wall_s > 0):
-        raise ConfigError(f"savigp.max_wall_s must be a finite number > 0 or null, got {s.max_wall_s}")
-    if not (math.isfinite(s.offset) and s.offset > 0):
-        raise ConfigError(f"savigp.offset must be a finite number > 0, got {s.offset}")
-    if not 1 <= s.components <= MAX_COMPONENTS:
-        raise ConfigError(f"savigp.components must be an integer in [1, {MAX_COMPONENTS}], got {s.components}")
 
 
 EXPECTED_LIKELIHOODS = {"regression": ("gaussian", "warp"), "multiclass": ("softmax",), "binary": ("logistic",),

@@ -106,6 +106,14 @@ def make_tables(fx: Path) -> None:
     _write(fx, "zip.csv", _csv(zip_codes))
     (fx / "folder").mkdir()
     (fx / "garbage.csv").write_bytes(bytes(np.random.default_rng(2).integers(0, 256, 4000, dtype=np.uint8)))
+    # issue 58: digit grouping read as text, values whose variance overflows float64, a large text-label binary table
+    grouped = [f"{v:,.3f}" for v in rng.uniform(1e3, 2e6, 40)]  # "1,274,286.413"
+    _write(fx, "thousands_feature.csv", _csv(base.assign(a=grouped)))
+    _write(fx, "thousands_target.csv", _csv(base.assign(y=grouped)))
+    _write(fx, "huge_target.csv", _csv(base.assign(y=np.where(np.arange(40) == 4, 1e300, base["y"]))))
+    _write(fx, "huge_feature.csv", _csv(base.assign(b=np.where(np.arange(40) == 3, -1e300, base["b"]))))
+    big = _regression(n=1200, seed=2)  # > 1000 test rows + validation: the classification split leaves training rows
+    _write(fx, "yesno_big.csv", _csv(big.assign(y=np.where(big["a"] + big["b"] > 0, "yes", "no"))))
 
 
 # --- report fixtures ----------------------------------------------------------------------------------------
@@ -297,6 +305,24 @@ DATA_ROWS = [
     Row("ok_binary_true_false_text", csv_run("bin_truefalse_text.csv", task="binary"),
         0, ("status=ok",)),
     Row("ok_count", csv_run("count_ok.csv", task="count"), 0, ("status=ok",)),
+    # issue 58: trained on bad input before
+    Row("thousands_separator_feature", csv_run("thousands_feature.csv"), 2,
+        ("column 'a' holds numbers with thousands separators", "data row 1", "without digit grouping")),
+    Row("thousands_separator_target", csv_run("thousands_target.csv"), 2,
+        ("target column 'y' holds numbers with thousands separators",)),
+    Row("target_1e300", csv_run("huge_target.csv"), 2,
+        ("target column 'y' has values too large for float64", "1e+300 in data row 5")),
+    Row("feature_minus_1e300", csv_run("huge_feature.csv"), 2,
+        ("column 'b' has values too large for float64", "-1e+300 in data row 4")),
+    Row("binary_csv_regression_protocol", csv_run("bin01.csv", task="binary")[:6] + ["protocol=dlm_regression", *TINY],
+        2, ("protocol=dlm_regression is the regression split", "binary task", "protocol=dlm_classification")),
+    Row("binary_csv_regression_protocol_name", csv_run("bin01.csv", "protocol.name=dlm_regression", task="binary"),
+        2, ("protocol.name=dlm_regression is the regression split",)),
+    # issue 58: runs say what they did (a binary CSV without a protocol gets the classification split: see
+    # test_binary_csv_gets_its_split_and_label_map for run.json)
+    Row("ok_binary_csv_default_protocol", ["run", "dataset=csv", "dataset.path={fx}/yesno_big.csv", "dataset.target=y",
+                                           "dataset.task=binary", *TINY], 0, ("test_error=", "status=ok"), ("test_mse",)),
+    Row("ok_binary_line_prints_error", csv_run("binpm.csv", task="binary"), 0, ("test_error=",), ("test_mse",)),
 ]
 
 # config values outside their domain: (key, value, words); each is refused before any data is read
@@ -441,6 +467,48 @@ DATA_SIZE_ROWS = [
     Row("test_size_classification_above_dataset", csv_run("bin01.csv", task="binary") + ["protocol.test_size=41"], 2,
         ("protocol.test_size=41 is larger than dataset",)),
     Row("ok_test_size_cap", ["run", "protocol.test_size=50", *TINY], 0, ("status=ok",)),
+]
+
+# issue 58: habits and silent surprises
+NON_ASCII = "results_dir={tmp}/Ergebnisse ä ü"
+HABIT_ROWS = [
+    Row("method_conflicts_objective", ["run", "method=elbo", "objective=dlm", *TINY], 2,
+        ("objective=dlm conflicts with method=elbo, which sets objective=elbo",)),
+    Row("method_conflicts_estimator", ["run", "method=dlm_bmc10", "estimator=exact", *TINY], 2,
+        ("estimator=exact conflicts with method=dlm_bmc10, which sets estimator=bmc10",)),
+    Row("ok_method_agrees", ["run", "method=elbo", "objective=elbo", *TINY], 0, ("status=ok",)),
+    Row("csv_keys_without_dataset_csv", ["run", "dataset.path={fx}/good.csv", "dataset.target=y", *TINY], 2,
+        ("dataset.path, dataset.target are read only with dataset=csv", "'boston'", "add dataset=csv")),
+    Row("csv_task_without_dataset_csv", ["run", "dataset=twonorm", "dataset.task=binary", *TINY], 2,
+        ("dataset.task is read only with dataset=csv",)),
+    Row("twonorm_regression_protocol", ["run", "dataset=twonorm", "protocol=dlm_regression", *TINY], 2,
+        ("protocol=dlm_regression is the regression split, but dataset 'twonorm' is a binary task",)),
+    Row("twonorm_song_protocol", ["run", "dataset=twonorm", "protocol=dlm_song", *TINY], 2,
+        ("protocol=dlm_song is the regression split",)),
+    Row("beta_batch_num_inducing_above_n", ["run", "objective=dlm", "objective.beta_batch=true", "objective.beta_index=0",
+                                            "protocol.train_size=200", "model.num_inducing=5000",
+                                            *tiny_without("model.num_inducing")], 2,
+        ("model.num_inducing=5000 is larger than the training part (200 rows", "set model.num_inducing <= 200")),
+    Row("run_dash_m", ["run", "-m", "seed=0", *TINY], 0, ("run -m runs dlm-bench sweep", "1 ok")),
+    Row("run_multirun", ["run", "--multirun", "seed=0", *TINY], 0, ("run -m runs dlm-bench sweep", "1 ok")),
+    Row("run_comma_list", ["run", "seed=0,1", *TINY], 2,
+        ("seed=0,1 is a sweep", "dlm-bench sweep seed=0,1", "dlm-bench run -m seed=0,1"), ("add --multirun",)),
+    Row("run_cfg_hydra", ["run", "--cfg", "hydra"], 0, ("hydra:", "sweep:", "hydra.run.dir is not used"),
+        ("Error parsing",)),
+    Row("run_cfg_all", ["run", "--cfg", "all", *TINY], 0, ("hydra:", "trainer:", "# would write:")),
+    Row("run_hydra_run_dir", ["run", "hydra.run.dir={tmp}/x", *TINY], 2,
+        ("hydra.run.dir is not read by dlm-bench run", "use run_dir=", "/x (this run's folder)")),
+    Row("run_hydra_other_key", ["run", "hydra.job.chdir=true", *TINY], 2, ("hydra.job.chdir is not read",)),
+    Row("sweep_hydra_run_dir", ["sweep", "seed=0", "hydra.run.dir={tmp}/x", *TINY], 2,
+        ("hydra.run.dir is not read by dlm-bench sweep", "run_dir=")),
+    Row("ok_results_dir_non_ascii_spaces", ["run", NON_ASCII, *tiny_without("results_dir")], 0,
+        ("status=ok", "Ergebnisse ä ü/default/"), ("LexerNoViableAltException",)),
+    Row("ok_sweep_results_dir_non_ascii", ["sweep", "seed=0", NON_ASCII, *tiny_without("results_dir")], 0,
+        ("1 ok",), ("LexerNoViableAltException",)),
+    Row("ok_line_names_the_iteration_cap", ["run", *TINY], 0, ("converged=False (hit the iteration cap)",)),
+    Row("ok_line_names_a_floor", ["run", "model.noise_init=1.00001e-4", *TINY], 0,
+        ("at_bound=[likelihood.noise_covar.noise=0.000100001 at its floor 0.0001]",)),
+    Row("ok_line_no_floor", ["run", *TINY], 0, ("status=ok",), ("at_bound",)),
 ]
 
 # issue 27 config items: empty results_dir, interpolations, seeds, sweep points
@@ -607,8 +675,8 @@ MACHINE_ROWS = [
         ("1 new",), ("DATA UNAVAILABLE",), env={**OFFLINE, "DLM_BENCH_MIRROR": "/work/shared/data"}),
 ]
 
-ROWS = (DATA_ROWS + CONFIG_ROWS + UNUSED_ROWS + DATA_SIZE_ROWS + MISC_CONFIG_ROWS + OWN_LOOP_ROWS + REPORT_ROWS
-        + LOCK_ROWS + MACHINE_ROWS)
+ROWS = (DATA_ROWS + CONFIG_ROWS + UNUSED_ROWS + DATA_SIZE_ROWS + HABIT_ROWS + MISC_CONFIG_ROWS + OWN_LOOP_ROWS
+        + REPORT_ROWS + LOCK_ROWS + MACHINE_ROWS)
 
 
 def test_the_table_is_large_and_its_ids_unique():
@@ -670,7 +738,7 @@ def test_hostile_input(row, fx, sleeper, tmp_path, capsys, monkeypatch):
     for w in row.absent:
         assert w not in text, f"{w!r} in:\n{text}"
     assert "Traceback" not in text and "internal error" not in text, text
-    if row.code == 0 and args[0] == "run":  # what the run wrote passes the checks the report applies
+    if row.code == 0 and args[0] == "run" and "--cfg" not in args:  # what it wrote passes the report's checks
         (written,) = tmp_path.rglob("run.json")
         rec = json.loads(written.read_text())
         assert check_run_record(rec) is None and rec["status"] == "ok"
@@ -683,6 +751,8 @@ def test_hostile_input(row, fx, sleeper, tmp_path, capsys, monkeypatch):
         if args[0] == "run":
             assert not list(tmp_path.rglob("run.json")), "refused, but a run was written"
             assert not list(tmp_path.rglob("curve.csv"))
+            # issue 58: nothing else either (an empty <results_dir>/default/ was left behind)
+            assert set(tmp_path.rglob("*")) <= before, f"a refused run left {set(tmp_path.rglob('*')) - before}"
         if args[0] == "sweep":
             assert set(tmp_path.rglob("*")) <= before | {tmp_path / "res"}, "a refused sweep wrote files"
 
@@ -710,3 +780,69 @@ def test_ctrl_c_on_a_joblib_sweep_prints_one_line(tmp_path):
             break
         time.sleep(0.5)
     assert left == [], f"processes left in the sweep's group: {left}"
+
+
+def test_binary_csv_gets_its_split_and_label_map(fx, tmp_path, capsys):
+    """issue 58: a binary CSV run without a protocol is split by the classification protocol (10 % validation, up
+    to 1000 test rows; its sizes re-derived here), and run.json records the yes/no -> 1/0 mapping the labels got;
+    the record stays within the results contract."""
+    code = main(["run", "dataset=csv", f"dataset.path={fx}/yesno_big.csv", "dataset.target=y", "dataset.task=binary",
+                 *[a.replace("{tmp}", str(tmp_path)) for a in TINY]])
+    assert code == 0, capsys.readouterr()
+    (written,) = tmp_path.rglob("run.json")
+    rec = json.loads(written.read_text())
+    assert check_run_record(rec) is None
+    assert rec["split"] == "dlm_classification" and rec["config"]["protocol"]["name"] == "dlm_classification"
+    n_val = round(0.1 * 1200)
+    assert rec["train_size"] == 1200 - n_val - 1000  # train = the rest after validation and 1000 test rows
+    assert rec["label_map"] == {"no": 0.0, "yes": 1.0}
+    assert rec["train"]["stopped"] == "iteration_cap"
+
+
+def test_label_map_of_pm1_and_none_for_numbers(fx, tmp_path):
+    """-1/1 labels are recorded as mapped to 0/1; 0/1 labels and regression targets have no map (null)."""
+    from dlm_bench.data.user import load_user_table
+    from types import SimpleNamespace
+
+    cfg = lambda f, task: SimpleNamespace(path=str(fx / f), target="y", task=task, categorical=None)  # noqa: E731
+    assert load_user_table(cfg("binpm.csv", "binary")).label_map == {"-1": 0.0, "1": 1.0}
+    assert load_user_table(cfg("bin01.csv", "binary")).label_map is None
+    assert load_user_table(cfg("good.csv", "regression")).label_map is None
+    assert load_user_table(cfg("bin_truefalse_text.csv", "binary")).label_map == {"False": 0.0, "True": 1.0}
+
+
+def test_shell_completion_lists_groups_options_and_keys():
+    """argcomplete (the real library, as the shell calls it): the commands, a group's options, config keys."""
+    env = {**os.environ, "_ARGCOMPLETE": "1", "_ARGCOMPLETE_IFS": "\n"}
+    got = {}
+    for line in ("dlm-bench sw", "dlm-bench run model=sg", "dlm-bench sweep trainer.max"):
+        with open(os.devnull, "w") as null:
+            out_file = Path(os.environ.get("TMPDIR", "/tmp")) / f"dlm-bench-complete-{os.getpid()}"
+            subprocess.run([sys.executable, "-m", "dlm_bench.cli"], env={**env, "COMP_LINE": line,
+                           "COMP_POINT": str(len(line)), "_ARGCOMPLETE_STDOUT_FILENAME": str(out_file)},
+                           stderr=null, timeout=120, check=False)
+            got[line] = {c.strip() for c in out_file.read_text().split("\n")} - {""}
+            out_file.unlink()
+    assert got["dlm-bench sw"] == {"sweep"}
+    assert got["dlm-bench run model=sg"] == {"model=sggpm", "model=sgpr"}  # the files in conf/model/
+    assert got["dlm-bench sweep trainer.max"] == {"trainer.max_iters="}
+
+
+def test_interrupted_run_leaves_no_empty_run_dir(tmp_path):
+    """issue 58: Ctrl-C (SIGINT) during training: exit 130, one line, and no empty run directory or results_dir."""
+    res = tmp_path / "res"
+    p = subprocess.Popen([sys.executable, "-m", "dlm_bench.cli", "run", f"results_dir={res}", "trainer.max_iters=1000000",
+                          "trainer.tol=-1", "trainer.progress=off", "model.num_inducing=5"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         # a test started in the background inherits an ignored SIGINT: Ctrl-C as in a terminal
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.time() + 120
+    while not list(res.glob("default/*")) and time.time() < deadline:  # the run dir exists once training starts
+        time.sleep(0.2)
+    assert list(res.glob("default/*")), "the run never started"
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "dlm-bench: interrupted", err
+    assert not res.exists(), list(res.rglob("*"))
