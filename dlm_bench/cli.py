@@ -559,6 +559,9 @@ def main(argv: list[str] | None = None) -> int:
     from .run.threads import remember_user_setting
 
     remember_user_setting()  # OMP_NUM_THREADS set by the user wins in every run and sweep job
+    # joblib's loky workers share semaphores with multiprocessing's resource tracker; when Ctrl-C stops a sweep the
+    # tracker (a child that inherits this variable) warns about them at its exit, after our one-line message
+    os.environ.setdefault("PYTHONWARNINGS", "ignore:resource_tracker:UserWarning")
     parser = build_parser()
     if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (register-python-argcomplete dlm-bench)
         import argcomplete

@@ -131,6 +131,16 @@ def _preset_group_choices(preset: str, option: str) -> dict[str, str]:
     return out
 
 
+def _default_choices() -> dict[str, str]:
+    """group -> option of conf/config.yaml's defaults list."""
+    import re
+
+    from ..config.schema import conf_dir
+
+    text = (conf_dir() / "config.yaml").read_text()
+    return dict(re.findall(r"^\s*-\s*(?:optional\s+)?(\w+):\s*(\S+)", text, re.M))
+
+
 def check_preset_groups(overrides: list[str]) -> None:
     """A command-line group choice (objective=dlm) wins over the `override /objective: elbo` of a method preset
     given beside it (method=elbo), so the run would silently train something else than the method named: refused."""
@@ -142,8 +152,13 @@ def check_preset_groups(overrides: list[str]) -> None:
     for preset in ("method",):
         if preset not in given:
             continue
+        defaults = _default_choices()
         for group, option in _preset_group_choices(preset, given[preset]).items():
-            if group in given and given[group] != option:
+            # the model and objective are what a method names; another group conflicts only where the method sets
+            # a non-default option (method=dlm_bmc10 estimator=exact), not where it restates the default
+            # (method=dlm estimator=bmc: the DLM method with a sampled estimator)
+            names_it = group in ("model", "objective") or option != defaults.get(group)
+            if group in given and given[group] != option and names_it:
                 raise ConfigError(f"{group}={given[group]} conflicts with {preset}={given[preset]}, which sets "
                                   f"{group}={option}; choose one of them")
 

@@ -9,7 +9,7 @@ from dlm_bench.training.trainer import Trainer, TrainResult
 
 
 def test_divergence_is_recorded(tmp_path, monkeypatch):
-    def diverge(self, loss_fn, params, X, y):
+    def diverge(self, loss_fn, params, X, y, **kwargs):
         return TrainResult(status="diverged", error="non-finite training loss (nan) at iteration 4", iterations=4,
                            curve=[{"iteration": i, "wall_s": 0.0, "loss": 1.0} for i in range(1, 4)])
 
@@ -23,7 +23,7 @@ def test_divergence_is_recorded(tmp_path, monkeypatch):
 
 
 def test_exception_inside_training_is_recorded_as_failed(tmp_path, monkeypatch):
-    def boom(self, loss_fn, params, X, y):
+    def boom(self, loss_fn, params, X, y, **kwargs):
         raise RuntimeError("simulated crash")
 
     monkeypatch.setattr(Trainer, "fit", boom)

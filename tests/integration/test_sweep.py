@@ -33,10 +33,10 @@ def test_resume_skips_exactly_existing_runs(tmp_path):
 def test_failure_is_isolated_and_retry_failed_reruns_only_it(tmp_path, monkeypatch):
     real_fit = Trainer.fit
 
-    def crash_on_seed_1(self, loss_fn, params, X, y):
+    def crash_on_seed_1(self, loss_fn, params, X, y, **kwargs):  # kwargs: module= (the checkpoint's)
         if self.seed == 1:
             raise RuntimeError("simulated crash in training")
-        return real_fit(self, loss_fn, params, X, y)
+        return real_fit(self, loss_fn, params, X, y, **kwargs)
 
     monkeypatch.setattr(Trainer, "fit", crash_on_seed_1)
     counts = run_sweep(FAST + ["seed=0,1,2", f"results_dir={tmp_path}"])

@@ -35,7 +35,7 @@ def test_fixed_dlm_freezes_hyperparameters_and_z_and_learns_q_from_scratch(monke
     monkeypatch.setattr(type(bundle), "adopt_hyperparameters", spy)
     pre_result, info = pretrain_and_freeze(cfg, bundle, X, y, trainer, torch.device("cpu"), torch.float64)
     assert pre_result.status == "ok" and pre_result.iterations == 40
-    assert info == {"pretrain_model": "svgp", "pretrain_reused": False}
+    assert info == {"pretrain_model": "svgp", "pretrain_reused": False, "pretrain_beta": 1.0}
     pre = pretrained["bundle"]
     assert type(pre.mll).__name__ == "VariationalELBO" and pre.mll.beta == 1.0
     assert type(bundle.mll).__name__ == "PredictiveLogLikelihood" and bundle.mll.beta == 0.5
