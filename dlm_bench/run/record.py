@@ -148,7 +148,6 @@ def record_failure(out: Outcome, err: BaseException) -> str:
 def failure_record(cfg: DictConfig, err: BaseException) -> tuple[RunRecord, Path]:
     """A sweep point that could not start (bad data or config for this grid point), recorded as failed."""
     from .. import data
-    from ..errors import ConfigError
     from .naming import run_dir_for
 
     try:

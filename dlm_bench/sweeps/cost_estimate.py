@@ -96,8 +96,6 @@ def n_train(config: dict) -> int | None:
 def csv_rows(path: str) -> int | None:
     """Data rows of a `dataset=csv` file (parquet: from its footer; text: lines after the header), for the estimate;
     the file itself is read and checked by the sweep's data check (preflight.py)."""
-    from pathlib import Path
-
     p = Path(path)
     if p.suffix.lower() in (".parquet", ".pq"):
         import pyarrow.parquet as pq
