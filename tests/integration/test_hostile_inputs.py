@@ -843,6 +843,8 @@ def test_interrupted_run_leaves_no_empty_run_dir(tmp_path):
     time.sleep(1.0)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)
-    assert p.returncode == 130, err
+    # 130 (our exit) or death by SIGINT itself (seen once on a machine at load 4+, after the one line was printed):
+    # both are the Ctrl-C exit a shell reports as 130
+    assert p.returncode in (130, -signal.SIGINT), err
     assert err.strip().splitlines()[-1] == "dlm-bench: interrupted", err
     assert not res.exists(), list(res.rglob("*"))
