@@ -67,17 +67,21 @@ def describe(cfg: DictConfig, out: Outcome, prep, bundle) -> None:
 
 
 def tracking(cfg: DictConfig, bundle, prep) -> dict:
-    """Trainer.fit arguments that record test metrics along training (trainer.track_every)."""
+    """Trainer.fit arguments that record val and test metrics along training (trainer.track_every). The val
+    metrics let a stopping rule be replayed on the curve afterwards (Adam full batch is deterministic, so the
+    state at iteration k of a long run is the state an earlier stop at k would have kept) and the validation
+    selection redone there."""
     k = cfg.trainer.track_every
     if not k:
         return {}
     if k < 1:
         raise ConfigError(f"trainer.track_every must be >= 1 or null, got {k}")
-    X, y = prep.tensors["test"]
     y_scale = float(np.asarray(prep.split.y_stats.std).reshape(-1)[0])
 
     def track() -> dict:
-        metrics = predictive_metrics(bundle, X, y, y_scale, "test")
+        metrics = {}
+        for part in ("val", "test"):  # predictive_metrics gives {} for an empty val part
+            metrics.update(predictive_metrics(bundle, *prep.tensors[part], y_scale, part))
         bundle.train()
         return {m: v for m, v in metrics.items() if not m.endswith("_raw")}
 

@@ -27,3 +27,6 @@ def test_tracked_curve_of_a_glm_run_ends_at_the_reported_metrics(tmp_path, task,
     assert curve["test_nll"].iloc[-1] == record.metrics["test_nll"]
     assert curve[metric].iloc[-1] == record.metrics[metric]
     assert "test_mse" not in curve.columns
+    # the val part too (a stopping rule replayed on the curve needs it): the last row is the reported val metric
+    assert curve["val_nll"].iloc[-1] == record.metrics["val_nll"]
+    assert curve["val_" + metric[5:]].iloc[-1] == record.metrics["val_" + metric[5:]]
