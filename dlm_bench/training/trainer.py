@@ -32,6 +32,15 @@ class StoppingRule:
         self.recent.append(loss)
         return len(self.recent) == self.window and max(self.recent) - min(self.recent) <= self.tol
 
+    def first_stop(self, losses) -> int | None:
+        """The 1-based iteration at which this rule would have stopped a run whose per-iteration losses (as the
+        rule sees them: scaled for tol_on=sum) are `losses`, or None if it never fires. Full-batch Adam is
+        deterministic, so this replays an early stop on the curve of a longer run (scripts/replay_stopping_rule.py)."""
+        for i, loss in enumerate(losses, start=1):
+            if self.update(float(loss)):
+                return i
+        return None
+
 
 @dataclass
 class TrainResult:

@@ -61,6 +61,23 @@ def test_trainer_stops_exactly_when_the_window_criterion_first_holds(window, tol
     assert result.final_loss == losses[-1]
 
 
+@pytest.mark.parametrize("tol_on,window,tol", [("mean", 50, 1e-4), ("sum", 20, 1e-3), ("mean", 10, 1e-3)])
+def test_a_stop_replayed_on_a_never_stopping_run_is_the_early_stop(tol_on, window, tol):
+    """StoppingRule.first_stop on the curve of a run with tol < 0 (never stops) finds the iteration, loss and
+    parameters at which the same rule stops a fresh run: the premise of scripts/replay_stopping_rule.py."""
+    X, y = torch.zeros(20, 1, dtype=torch.float64), torch.zeros(20, dtype=torch.float64)
+    early_mll, long_mll = QuadraticMLL(), QuadraticMLL()
+    kw = dict(lr=0.05, window=window, tol_on=tol_on, progress=False)
+    early = Trainer(max_iters=20000, tol=tol, **kw).fit(early_mll.loss, early_mll.parameters(), X, y)
+    long_result = Trainer(max_iters=early.iterations + 300, tol=-1.0, **kw).fit(long_mll.loss, long_mll.parameters(), X, y)
+    assert early.converged and not long_result.converged
+    scale = 20.0 if tol_on == "sum" else 1.0
+    stop = StoppingRule(window, tol).first_stop([row["loss"] * scale for row in long_result.curve])
+    assert stop == early.iterations
+    assert long_result.curve[stop - 1]["loss"] == early.final_loss
+    assert first_window_hit([r["loss"] * scale for r in long_result.curve], window, tol) == stop
+
+
 def test_trainer_respects_max_iters():
     X, y = torch.zeros(5, 1, dtype=torch.float64), torch.zeros(5, dtype=torch.float64)
     result = Trainer(lr=1e-4, max_iters=37, window=50, tol=1e-12, progress=False).fit(*QuadraticMLL().args(), X, y)
