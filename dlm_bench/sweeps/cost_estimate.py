@@ -158,7 +158,11 @@ class Estimate:
         total = self.from_runs + self.from_model + self.unknown
         hours = self.seconds / 3600
         amount = f"{hours:.1f} CPU hours" if hours >= 1 else f"{self.seconds / 60:.1f} CPU minutes"
-        parts = [f"estimate: {total} new point{'s' if total != 1 else ''}, about {amount} (single-core)"]
+        points = f"{total} new point{'s' if total != 1 else ''}"
+        if self.unknown and self.unknown == total:  # "about 0.0 CPU minutes" would read as "free"
+            return (f"estimate: {points}, no estimate: models with their own fit loop have none until a point of the "
+                    "same settings has finished (run one point first, then --estimate again)")
+        parts = [f"estimate: {points}, about {amount} (single-core)"]
         how = []
         if self.from_runs:
             how.append(f"{self.from_runs} from finished runs of the same settings")

@@ -141,3 +141,12 @@ def test_finished_runs_are_scaled_to_this_machine_by_their_speed_probe(tmp_path,
         del r["env"]["speed_probe_s"]
         path.write_text(json.dumps(r))
     assert ce.estimate(point, tmp_path).seconds - ce.RUN_OVERHEAD_S == pytest.approx(wall)
+
+
+def test_a_grid_of_own_loop_points_says_it_has_no_estimate_rather_than_zero_minutes():
+    """Own-loop models (SGGPM, FP, SAVIGP) have no cost model: before, 35 such points printed "about 0.0 CPU
+    minutes", which reads as free."""
+    line = ce.Estimate(unknown=35).line()
+    assert line.startswith("estimate: 35 new points, no estimate") and "0.0" not in line
+    mixed = ce.Estimate(seconds=120.0, from_model=2, unknown=1).line()
+    assert "about 2.0 CPU minutes" in mixed and "1 without an estimate" in mixed
