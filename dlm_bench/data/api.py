@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Optional, Union
 
 from .datasets import DATASETS, Dataset, DatasetError, DatasetSpec, get_spec
-from .fetch import availability, cache_dir, hand_placed, is_cached, verify, wrapper_zip_path
+from .availability import availability
+from .fetch import cache_dir, hand_placed, is_cached, verify, wrapper_zip_path
 from .large import load_large
 from .loading import parse_fetched
 from .user import load_user_table
@@ -91,7 +92,7 @@ def fetch(names: Union[list[str], str], progress: Optional[bool] = None, force: 
 
 
 def datasets_table() -> str:
-    """Plain-text table for `dlm-bench datasets`: name, task, N x D, papers, availability (fetch.availability:
+    """Plain-text table for `dlm-bench datasets`: name, task, N x D, papers, availability (availability.availability:
     shipped / cached / in mirror / download of N MB / no known source ...)."""
     rows = [("name", "task", "N x D", "papers", "availability")]
     for name in sorted(DATASETS):

@@ -196,39 +196,6 @@ def _missing_source(rf: RemoteFile) -> Optional[str]:
     return None if rf.url else "no URL known"
 
 
-def availability(name: str) -> str:
-    """Where dataset `name` would come from now, as one short phrase (`dlm-bench datasets`, sweep pre-checks):
-    "shipped", "cached", "changed (fetch --force)", "placed by hand", "in mirror", "download of N MB"
-    ("download, size unknown"; "+ stream first N rows" for a streamed head), or "no known source (...)".
-    Probes nothing over the network: a URL mirror is assumed to hold every file, a URL to answer."""
-    spec = get_spec(name)
-    st = status(spec)
-    if st != "not cached":
-        return st
-    if not spec.files:
-        return "no known source"
-    missing = [rf for rf in spec.files if not is_cached(rf)]
-    why = [w for w in map(_missing_source, missing) if w]
-    if why:
-        return f"no known source ({why[0]})"
-    if all(hand_placed(rf) is not None for rf in missing):
-        return "placed by hand"
-    if mirror():
-        return "in mirror"
-    heads = [rf for rf in missing if rf.head_lines and hand_placed(rf) is None]
-    full = [rf for rf in missing if not rf.head_lines and hand_placed(rf) is None]
-    parts = []
-    if full:
-        sizes = [rf.size_mb for rf in full]
-        if any(x is None for x in sizes):
-            parts.append("download, size unknown")
-        else:
-            parts.append(("download of ~" if any(rf.size is None for rf in full) else "download of ") + _mb(sum(sizes)))
-    if heads:
-        parts.append(f"stream first {heads[0].head_lines} rows")
-    return " + ".join(parts)
-
-
 def download_mb(name: str) -> Optional[float]:
     """MB that fetching `name` would download now (0.0 when nothing; None when a size is unknown; a streamed head
     counts as unknown)."""

@@ -5,92 +5,16 @@ be downloaded here, a CUDA device that is not there, SLURM missing, a bad DLM_BE
 each would be written as the point's failed run.json, which every later sweep skips (issue 54, 58). Found here, they
 are one line, exit 2, nothing written. What is needed and can be had is fetched once, up front, with its size.
 
-`availability` is the only function here that asks data/ where a dataset is; `load_csv` the only one that reads a
-user's file. Keep data-facing code in those two.
+Where a dataset would come from is data/'s answer (`data.locate(name, probe=True)`, the same function as
+`dlm-bench datasets`); `load_csv` is the only function here that reads a user's file.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
-from dataclasses import dataclass
-from pathlib import Path
 
 from ..errors import ConfigError
-
-HEAD_TIMEOUT_S = 10.0  # a size/reachability probe; the real download keeps data/'s own timeout and retries
-
-
-@dataclass
-class Availability:
-    """Where a registered dataset would come from on this machine."""
-
-    name: str
-    state: str  # shipped | cached | mirror | download | unavailable
-    nbytes: int | None = None  # what a fetch would transfer, where known
-    reason: str = ""  # why it is unavailable (one line)
-
-    def needs_fetch(self) -> bool:
-        return self.state in ("mirror", "download")
-
-    def size_text(self) -> str:
-        return "size unknown" if self.nbytes is None else f"{self.nbytes / 1e6:.1f} MB"
-
-
-def _head_size(url: str) -> tuple[bool, int | None, str]:
-    """(reachable, Content-Length, why not) of a URL, one HEAD request (redirects followed), no retries."""
-    import requests
-
-    try:
-        r = requests.head(url, allow_redirects=True, timeout=HEAD_TIMEOUT_S)
-    except requests.RequestException as exc:
-        why = "no connection" if isinstance(exc, requests.ConnectionError) else type(exc).__name__
-        return False, None, why
-    if r.status_code >= 400 and r.status_code not in (403, 405):  # some servers refuse HEAD but serve GET
-        return False, None, f"HTTP {r.status_code}"
-    length = r.headers.get("Content-Length")
-    return True, int(length) if length and length.isdigit() else None, ""
-
-
-def availability(name: str, probe: bool = True) -> Availability:
-    """Shipped, cached, in the mirror, downloadable (of N bytes) or unavailable (and why), without fetching.
-    probe=False skips the network (a remote file is then taken as downloadable, size unknown)."""
-    from ..data import DatasetError, get_spec
-    from ..data.fetch import is_url, source_of, status
-
-    try:
-        spec = get_spec(name)
-    except DatasetError as err:
-        return Availability(name, "unavailable", reason=str(err))
-    state = status(spec)
-    if state in ("shipped", "cached"):
-        return Availability(name, state)
-    if state != "not cached":  # changed in the cache since it was fetched
-        return Availability(name, "unavailable", reason=f"the cached copy {state}")
-    from ..data.fetch import is_cached
-
-    total, where = 0, "download"
-    for rf in spec.files:
-        if is_cached(rf):
-            continue
-        origin = source_of(rf)
-        if not is_url(origin):  # a mirror directory
-            where = "mirror"
-            if not Path(origin).is_file():
-                return Availability(name, "unavailable", reason=f"{rf.mirror_path} is not in the mirror {os.environ.get('DLM_BENCH_MIRROR')}")
-            total += Path(origin).stat().st_size
-            continue
-        if os.environ.get("DLM_BENCH_MIRROR"):
-            where = "mirror"
-        if not probe:
-            total = None
-            continue
-        ok, size, why = _head_size(origin)
-        if not ok:
-            return Availability(name, "unavailable", reason=f"cannot reach {origin} ({why})")
-        total = None if (size is None or total is None) else total + size
-    return Availability(name, where, total)
 
 
 def load_csv(dataset: dict) -> None:
@@ -114,7 +38,7 @@ def how_to_provide(names: list[str]) -> str:
             f"DLM_BENCH_MIRROR=<directory or URL> to an offline copy (docs/datasets.md)")
 
 
-def missing_data_message(missing: list[Availability]) -> str:
+def missing_data_message(missing: list) -> str:
     names = [a.name for a in missing]
     reasons = "; ".join(f"{a.name}: {a.reason}" for a in missing[:3]) + ("; ..." if len(missing) > 3 else "")
     return (f"the sweep needs dataset{'s' if len(names) > 1 else ''} {', '.join(names)}, not shipped, cached or "
@@ -122,14 +46,13 @@ def missing_data_message(missing: list[Availability]) -> str:
             f"{how_to_provide(names)}; nothing was run")
 
 
-def fetch_up_front(needed: list[Availability]) -> list[Availability]:
+def fetch_up_front(needed: list) -> list:
     """Fetch each dataset once, saying so with its size; returns those that failed (reason filled in)."""
     from ..data import fetch
 
     failed = []
     for a in needed:
-        origin = "the mirror" if a.state == "mirror" else "its origin"
-        print(f"sweep: fetching dataset {a.name} from {origin} ({a.size_text()}) before any job", file=sys.stderr,
+        print(f"sweep: fetching dataset {a.name} from {a.origin_text()} ({a.size_text()}) before any job", file=sys.stderr,
               flush=True)
         for name, ok, message in fetch([a.name], progress=False):
             if not ok:
@@ -188,7 +111,7 @@ def check_csv(plan) -> str | None:
 def preflight(plan: list, fetch: bool) -> tuple[list, str | None]:
     """The plan with points whose data cannot be had marked `no_data`, and the one-line error (None: all good).
     fetch: download what is needed now, once (a sweep); else only probe (--dry-run, --estimate)."""
-    from ..data import DatasetError
+    from ..data import DatasetError, locate
 
     configs = [p.config for p in plan if p.config is not None]
     try:
@@ -199,7 +122,7 @@ def preflight(plan: list, fetch: bool) -> tuple[list, str | None]:
     bad_csv = check_csv(plan)
     if bad_csv:
         return plan, bad_csv
-    found = {name: availability(name) for name in datasets_of(configs)}
+    found = {name: locate(name, probe=True) for name in datasets_of(configs)}
     missing = [a for a in found.values() if a.state == "unavailable"]
     if fetch and not missing:
         try:

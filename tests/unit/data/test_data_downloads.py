@@ -73,6 +73,16 @@ class Server:
                     return
                 outer.serve_bytes(self, route)
 
+            def do_HEAD(self):  # the sweep's reachability / size probe (data.locate(probe=True))
+                outer.requests.append((self.path, "HEAD"))
+                route = outer.routes.get(self.path)
+                if not isinstance(route, bytes):
+                    self.send_error(404 if route is None else 405)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(route)))
+                self.end_headers()
+
         self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
         threading.Thread(target=self.srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.srv.server_address[1]}"
@@ -398,3 +408,33 @@ def test_availability_and_require(cache, tmp_path, monkeypatch):
     assert availability("toy") == "in mirror"
     load_dataset("toy")
     assert availability("toy") == "cached"
+
+
+# ------------------------------------------------------------------------------------------ locate(probe=True)
+def test_locate_probes_once_and_the_sweep_check_accepts_a_hand_placed_archive(cache, server, monkeypatch):
+    """data.locate is the one answer to "where would this dataset come from": `datasets` (no network) and the
+    sweep's check before any job (probe=True). Before, the sweep had its own copy that did not know hand-placed
+    files: musk's zip put in the cache by hand was "placed by hand" in `datasets`, and the sweep refused it offline."""
+    from dlm_bench.data import locate
+    from dlm_bench.sweeps.preflight import preflight
+    from dlm_bench.sweeps.plan import PlannedPoint
+
+    server.routes["/t.zip"] = _zip({"d/t.txt": PAYLOAD})
+    _toy(monkeypatch, RemoteFile(f"{server.url}/t.zip", None, "toy/t.zip", unpack="zip", members=("d/t.txt",)))
+    probed = locate("toy", probe=True)  # one HEAD: its Content-Length is the size
+    assert server.requests == [("/t.zip", "HEAD")]
+    assert (probed.state, probed.nbytes, probed.phrase) == ("download", len(server.routes["/t.zip"]),
+                                                            "download, size unknown")
+    monkeypatch.setitem(DATASETS, "gone", DatasetSpec("gone", "regression", ("t",), (ROWS, 1), _parser, files=(
+        RemoteFile("http://127.0.0.1:9/gone.zip", None, "gone/t.zip", unpack="zip", members=("d/t.txt",)),)))
+    offline = locate("gone", probe=True)
+    assert offline.state == "unavailable" and offline.reason.startswith("cannot reach http://127.0.0.1:9/gone.zip (")
+    assert locate("gone").state == "download"  # without the probe nothing is sent
+    (cache / "gone").mkdir(parents=True)
+    (cache / "gone/t.zip").write_bytes(_zip({"d/t.txt": PAYLOAD}))
+    by_hand = locate("gone", probe=True)  # the unreachable URL is not asked: nothing needs it
+    assert (by_hand.state, by_hand.phrase, by_hand.nbytes) == ("hand", "placed by hand", 0) and by_hand.needs_fetch()
+    point = PlannedPoint("dataset=gone", "gone_run", "new", config={"dataset": {"name": "gone"}})
+    plan, error = preflight([point], fetch=True)  # fetches (checks and unpacks) the hand-placed zip, offline
+    assert error is None and plan[0].state == "new"
+    assert locate("gone").state == "cached"
