@@ -139,8 +139,9 @@ class Progress:
             elif event == "end" and num not in self.planned_skip:
                 outcome = parts[3] if len(parts) > 3 else "?"
                 self.ended[num] = (at, outcome)
-                took = at - self.started[num] if num in self.started else None
-                out.append(f"sweep: job #{num} {outcome} in {fmt(took)} ({len(self.ended)}/{self.total} done), "
+                # a job with no start event: a batched beta group's member, written by its group's job
+                took = f" in {fmt(at - self.started[num])}" if num in self.started else " (written by its group's job)"
+                out.append(f"sweep: job #{num} {outcome}{took} ({len(self.ended)}/{self.total} done), "
                            f"elapsed {fmt(self.clock() - self.t0)}, about {fmt(self.left())} left")
         return out
 

@@ -72,6 +72,7 @@ def test_a_batched_groups_members_count_against_the_groups_measured_time(tmp_pat
     write(ev, "start 0 1000", "end 0 1030 ok", "end 1 1031 skipped", "end 2 1031 skipped", "end 4 1031 skipped")
     clock.t = 1031.0
     lines = p.read()
-    assert len(lines) == 4 and lines[-1].startswith("sweep: job #2 skipped")
+    assert len(lines) == 4 and lines[-1].startswith("sweep: job #2 skipped (written by its group's job) (4/5 done)")
+    assert lines[1].startswith("sweep: job #0 ok in 30s (2/5 done)") and not any(" in ?" in line for line in lines)
     assert p.ratio() == pytest.approx(2.0)
     assert p.left() == pytest.approx(5.0 * 2.0)
