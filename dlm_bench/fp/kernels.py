@@ -1,4 +1,5 @@
-"""The squared-exponential (RBF) kernel of the FP paper's models (fp/) and of the sparse GGPMs (sggpm/):
+"""The squared-exponential (RBF) kernel of the FP paper's models (fp/) and of the sparse GGPMs (sggpm/), and the
+squared distance SAVIGP's ARD kernel applies to its per-dimension scaled inputs (savigp/model.py SEKernel):
 
     k(x, x') = sf2 exp(-|x - x'|^2 / (2 ell^2))   (GPML covSEiso; Sheth & Khardon 2016; Sheth et al. 2015).
 

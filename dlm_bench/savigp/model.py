@@ -19,6 +19,7 @@ import torch
 from torch import nn
 
 from ..errors import ConfigError
+from ..fp.kernels import sq_dist
 from .likelihoods import SavigpLikelihood
 
 LOG_2PI = math.log(2 * math.pi)
@@ -48,10 +49,8 @@ class SEKernel(nn.Module):
         self.log_variance = nn.Parameter(torch.tensor(math.log(variance), dtype=torch.float64))
 
     def forward(self, X1, X2):
-        ell = self.log_lengthscale.clamp(max=LOG_UPPER).exp()
-        a, b = X1 / ell, X2 / ell
-        d2 = (a.square().sum(-1)[:, None] + b.square().sum(-1)[None, :] - 2 * a @ b.T).clamp_min(0.0)
-        return self.log_variance.clamp(max=LOG_UPPER).exp() * torch.exp(-0.5 * d2)
+        ell = self.log_lengthscale.clamp(max=LOG_UPPER).exp()  # ARD: the inputs scaled per dimension, then the
+        return self.log_variance.clamp(max=LOG_UPPER).exp() * torch.exp(-0.5 * sq_dist(X1 / ell, X2 / ell))  # shared distance
 
     def diag(self, X):
         return self.log_variance.clamp(max=LOG_UPPER).exp().expand(X.shape[0])
