@@ -91,10 +91,34 @@ def summary(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def figure(df: pd.DataFrame, path: Path) -> None:
+    """Val NLL at the stop against beta, one panel per series, one line per reading (seeds averaged)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = sorted(df["series"].unique())
+    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.6), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        sub = df[df["series"] == name]
+        for reading, r in sub.groupby("reading", sort=False):
+            m = r.groupby("beta")[["val_nll", "converged"]].mean()
+            ax.plot(m.index, m["val_nll"], marker="o", ms=3, label=f"{reading} ({int(r['converged'].sum())}/{len(r)} conv.)")
+        ax.set_xscale("log")
+        ax.axvline(1.0, color="grey", lw=0.6, ls=":")
+        ax.set_title(name)
+        ax.set_xlabel("beta")
+        ax.set_ylabel("val NLL at the stop")
+    axes[0][0].legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("root", type=Path)
-    ap.add_argument("--out", type=Path, help="also write the table and the per-run rows (CSV beside it)")
+    ap.add_argument("--out", type=Path, help="also write the table, the per-run rows (CSV) and a figure (PNG) beside it")
     args = ap.parse_args(argv)
     runs = load_runs(args.root)
     if not runs:
@@ -105,6 +129,7 @@ def main(argv=None) -> int:
     if args.out:
         args.out.write_text(text + "\n")
         df.to_csv(args.out.with_suffix(".csv"), index=False)
+        figure(df, args.out.with_suffix(".png"))
     return 0
 
 
