@@ -17,6 +17,7 @@ from omegaconf import DictConfig
 
 from ..errors import ConfigError, NotApplicable
 from ..results.outcome import Outcome
+from ..training.checkpoint import CHECKPOINT, Checkpoint
 from ..util.logline import Heartbeat
 from .fit import fit_method, split_method
 from .metrics import metrics
@@ -106,6 +107,17 @@ def check_point(c, name: str, task: str, N: int):
     return alg, kind, sizes, M
 
 
+def fold_checkpoint(cfg: DictConfig, run_dir, n_eval: int) -> Checkpoint | None:
+    """The finished folds' rows, saved after each fold (training/checkpoint.py; None with
+    trainer.checkpoint_every_s=0). Each fold's fit is deterministic and depends only on its own rows (an SoD model
+    is refitted on fold 1's active set when a resumed run first needs it), so a run killed part-way resumes at its
+    first unfinished fold and ends with the metrics of an uninterrupted run; only its wall and CPU times differ.
+    Saved every fold, not every checkpoint_every_s: a fold is seconds to minutes of work and its rows a few bytes."""
+    if not cfg.trainer.get("checkpoint_every_s"):
+        return None
+    return Checkpoint(run_dir / CHECKPOINT, cfg.trainer.checkpoint_every_s, identity={"sggpm_folds": n_eval})
+
+
 def execute(cfg: DictConfig, ctx) -> Outcome:
     """Every fold of one method at one active-set size on ctx.dataset; fills and returns ctx.outcome."""
     out = ctx.outcome
@@ -126,9 +138,12 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
     ctx.apply_threads(N, M, None)
     ctx.begin_training()
     w0 = time.perf_counter()
-    rows, trained = [], None
+    ckpt = fold_checkpoint(cfg, ctx.run_dir, n_eval)
+    saved = (ckpt.load() or {}) if ckpt is not None else {}
+    rows, trained = list(saved.get("rows", [])), None
+    w0 -= saved.get("wall_s", 0.0)  # a resumed run's wall time counts the folds before the checkpoint
     beat = Heartbeat.for_progress(cfg.trainer.progress)
-    for k in range(n_eval):
+    for k in range(len(rows), n_eval):
         f = folds[k]
         if kind == "sod" and trained is not None:
             model, fit, hyp, mu, sd = trained
@@ -149,6 +164,8 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
                      "outer": fit.outer, "stop": fit.reason, "trained": kind == "sparse" or k == 0,
                      "n_train": int(len(f.train) if kind == "sparse" else M), "n_test": int(len(f.test)), **met})
         out.curve = rows
+        if ckpt is not None:
+            ckpt.save({"rows": rows, "wall_s": time.perf_counter() - w0})
         if beat is not None:
             beat.tick(k + 1, n_eval, note=f" (SGGPM {c.method}, M = {M})", unit="fold")
     err = "mfe" if ds.task == "count" else "mze"

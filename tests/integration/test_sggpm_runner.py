@@ -59,3 +59,39 @@ def test_progress_lines_one_per_fold(shared_data, tmp_path, capsys, monkeypatch)
     M = record.metrics["set_size"]
     assert len(lines) == 3 and lines == [f"[dlm-bench] still training (SGGPM fp_sparse, M = {M}): fold {k}/3, " + ln.split(", ")[-1]
                      for k, ln in zip((1, 2, 3), lines)]
+
+
+def test_a_killed_run_resumes_at_its_first_unfinished_fold(shared_data, tmp_path, monkeypatch):
+    """Own-loop SGGPM runs checkpoint their finished folds: a run interrupted in fold 3 (KeyboardInterrupt, as
+    SIGTERM becomes) writes no run.json and keeps checkpoint.pt; the same point run again fits only folds 3-4 and
+    ends with the curve and metrics of an uninterrupted run in another directory."""
+    from dlm_bench.run import execute
+    from dlm_bench.sggpm import plugin
+
+    monkeypatch.setenv("DLM_BENCH_MIRROR", str(shared_data))
+    monkeypatch.setenv("DLM_BENCH_DATA", str(tmp_path / "cache"))
+    args = ["dataset=ucsdpeds1l", "model=sggpm", "sggpm.method=fp_sparse", "sggpm.size_index=0", "sggpm.max_folds=4",
+            "trainer.progress=off"]
+    reference, ref_dir = execute(compose_config(args + [f"results_dir={tmp_path / 'ref'}"]))
+    real_fit, calls = plugin.fit_method, []
+
+    def fit_then_die(*a, **kw):
+        calls.append(len(calls) + 1)
+        if len(calls) == 3 and not resumed:
+            raise KeyboardInterrupt
+        return real_fit(*a, **kw)
+
+    monkeypatch.setattr(plugin, "fit_method", fit_then_die)
+    cfg = compose_config(args + [f"results_dir={tmp_path / 'cut'}"])
+    resumed = False
+    with pytest.raises(KeyboardInterrupt):
+        execute(cfg)
+    run_dir = next((tmp_path / "cut").glob("default/ucsdpeds1l_sggpm_fp_sparse_*"))
+    assert (run_dir / "checkpoint.pt").is_file() and not (run_dir / "run.json").exists()
+    resumed, calls[:] = True, []
+    record, run_dir = execute(cfg)
+    assert calls == [1, 2]  # folds 3 and 4 only
+    assert record.status == "ok" and not (run_dir / "checkpoint.pt").exists()
+    assert record.metrics == reference.metrics | {"cpu_s": record.metrics["cpu_s"]}
+    cols = ["fold", "objective", "neg_vlb", "outer", "mfe", "mnlpd"]
+    pd.testing.assert_frame_equal(pd.read_csv(run_dir / "curve.csv")[cols], pd.read_csv(ref_dir / "curve.csv")[cols])
