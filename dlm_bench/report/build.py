@@ -184,7 +184,7 @@ def _build(dirs, out: Path, paper: str | None) -> dict:
 
 def _write_table(sub, spec: TableSpec, stem: Path, experiment: str) -> list[Path]:
     """A TableSpec as csv and markdown (mean ± SE over seeds), and next to the paper's numbers where it has them."""
-    data = apply_methods(sub, spec.methods)
+    data = apply_methods(sub, spec.methods, cell=tuple(spec.by), over=spec.over)
     by = list(spec.by) + [SERIES]
     tidy = mean_se(data, by, spec.metrics)
     tidy.to_csv(stem.with_suffix(".csv"), index=False)

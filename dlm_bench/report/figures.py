@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from .layouts import FigureSpec  # noqa: E402
-from .tables import SERIES, apply_methods, mean_se  # noqa: E402
+from .tables import SERIES, apply_methods, mean_se, series_labels  # noqa: E402
 
 
 def _grid_and_legend(ax, legend: bool, fontsize: int = 8) -> None:
@@ -31,14 +31,14 @@ def _finish(fig, title: str | None):
 
 def make_figure(df: pd.DataFrame, spec: FigureSpec):
     """The matplotlib Figure for `spec` (error bars: standard error over seeds); None when no run matches."""
-    data = apply_methods(df, spec.methods, extra_group=(spec.x,) if spec.x != "beta" else ())
+    data = apply_methods(df, spec.methods, extra_group=(spec.x,) if spec.x != "beta" else (), cell=("dataset", spec.x))
     datasets = sorted(data["dataset"].unique())
     if not datasets:
         return None
     fig, axes = plt.subplots(
         len(datasets), len(spec.metrics), figsize=(4.2 * len(spec.metrics), 3.4 * len(datasets)), squeeze=False
     )
-    series = [m.label for m in spec.methods] if spec.methods else sorted(data[SERIES].unique())
+    series = series_labels(data, spec.methods)
     for i, ds in enumerate(datasets):
         for j, metric in enumerate(spec.metrics):
             ax = axes[i][j]
@@ -68,7 +68,7 @@ def make_curve_figure(df: pd.DataFrame, spec):
     if not datasets:
         return None
     fig, axes = plt.subplots(1, len(datasets), figsize=(4.6 * len(datasets), 3.6), squeeze=False)
-    series = [m.label for m in spec.methods] if spec.methods else sorted(data[SERIES].unique())
+    series = series_labels(data, spec.methods)
     for j, ds in enumerate(datasets):
         ax = axes[0][j]
         drawn = 0

@@ -6,13 +6,51 @@ import numpy as np
 import pandas as pd
 
 from ..config.beta_grid import select_beta
-from .layouts import MethodSpec
+from .layouts import MethodSpec, result_settings
 
 SERIES = "series"
+# What a series is drawn against or selected over, not a variant of it
+AXIS_SETTINGS = ("cfg.objective.beta", "cfg.objective.beta_index")
+GRID_COL = "cfg.objective.beta_index"  # config/beta_grid.select_beta's grid_col
 
 
-def apply_methods(df: pd.DataFrame, methods: tuple[MethodSpec, ...], extra_group: tuple[str, ...] = ()) -> pd.DataFrame:
-    """Rows of each method (beta selected where the spec says so), labelled in column `series`."""
+def variant_settings(rows: pd.DataFrame, cell: tuple[str, ...], over: tuple[str, ...] = ()) -> list[str]:
+    """The result-changing settings (layouts.result_settings) in which a method's runs differ inside one cell of
+    the table or figure (`cell`: its row keys, e.g. dataset, train_size, beta), where every run has the setting:
+    fixed DLM with a collapsed-SGPR and with a beta-SVGP stage 1 are two series, not seeds of one. A setting that
+    older run.json files lack (written before it existed) does not split: their runs ran with its default, which
+    is not known here. Settings that vary only between cells (dataset, ard, num_inducing of a table's rows) are
+    the cells' business; `over` are settings averaged over on purpose (TableSpec.over)."""
+    keys = [c for c in cell if c in rows and c != SERIES]
+    candidates = [c for c in sorted(result_settings(rows.columns), key=lambda c: (len(c), c))
+                  if c not in AXIS_SETTINGS and c not in over and rows[c].notna().all()]
+    if not candidates:
+        return []
+    grouped = rows.astype({c: str for c in candidates}).groupby(keys, dropna=False) if keys else None
+    return [c for c in candidates
+            if (grouped[c].nunique().max() if grouped is not None else rows[c].astype(str).nunique()) > 1]
+
+
+def _variant_labels(rows: pd.DataFrame, label: str, cols: list[str]) -> list[str]:
+    def short(col: str) -> str:
+        return col.split(".")[-1]
+
+    return [f"{label} [" + ", ".join(f"{short(c)}={v}" for c, v in zip(cols, values)) + "]"
+            for values in rows[cols].itertuples(index=False)]
+
+
+def series_labels(data: pd.DataFrame, methods: tuple[MethodSpec, ...]) -> list[str]:
+    """The series of `data` in the methods' order (a method's variants after it, sorted), or sorted."""
+    present = list(dict.fromkeys(data[SERIES])) if SERIES in data else []
+    if not methods:
+        return sorted(present)
+    return [s for m in methods for s in sorted(x for x in present if x == m.label or x.startswith(m.label + " ["))]
+
+
+def apply_methods(df: pd.DataFrame, methods: tuple[MethodSpec, ...], extra_group: tuple[str, ...] = (),
+                  cell: tuple[str, ...] = ("dataset", "train_size", "beta"), over: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Rows of each method (beta selected where the spec says so), labelled in column `series`; a method whose runs
+    differ in a setting inside one `cell` (the caller's row keys) gets one series per value (variant_settings)."""
     ok = df[df["status"] == "ok"]
     if not methods:
         return ok.assign(**{SERIES: ok["method"]})
@@ -24,10 +62,14 @@ def apply_methods(df: pd.DataFrame, methods: tuple[MethodSpec, ...], extra_group
                 rows = rows.iloc[0:0]
                 break
             rows = rows[np.isclose(rows[col], val)] if isinstance(val, float) else rows[rows[col] == val]
+        if m.select_by and GRID_COL in rows and rows[GRID_COL].notna().any():
+            rows = rows[rows[GRID_COL].notna()]  # what select_beta chooses among: the grid's runs
+        within = tuple(c for c in cell if not (m.select_by and c == "beta"))  # a selection's cell spans its betas
+        variants = variant_settings(rows, within, over) if len(rows) > 1 else []
         if m.select_by:
-            group = tuple(dict.fromkeys(("dataset", "train_size", "seed") + extra_group))
+            group = tuple(dict.fromkeys(("dataset", "train_size", "seed") + extra_group + tuple(variants)))
             rows = select_beta(rows.assign(method=m.label), metric=m.select_by, group_cols=group)
-        parts.append(rows.assign(**{SERIES: m.label}))
+        parts.append(rows.assign(**{SERIES: _variant_labels(rows, m.label, variants) if variants else m.label}))
     return pd.concat(parts, ignore_index=True) if parts else ok.iloc[0:0].assign(**{SERIES: []})
 
 

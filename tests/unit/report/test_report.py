@@ -299,3 +299,31 @@ def test_a_stopped_report_keeps_a_folder_that_was_there(tmp_path):
     with pytest.raises(ReportError):
         build_report([tmp_path / "empty"], tmp_path / "out2")
     assert (tmp_path / "out2").is_dir()  # existed before: not ours to remove
+
+
+def test_runs_that_differ_in_a_setting_inside_a_cell_are_two_series_not_seeds(tmp_path):
+    """Before, fixed DLM runs with two different stage-1 models at one beta were averaged as 'seeds' of one cell.
+    Now a setting that differs inside a cell (and that every run has) splits the method into labelled series; a
+    setting that varies only between the table's rows, or that older run.json files lack, does not."""
+    write_runs(tmp_path)
+    for d in (tmp_path / "synthetic").iterdir():
+        rec = json.loads((d / "run.json").read_text())
+        seed = rec["seed"]
+        rec["config"] = {"objective": {"pretrain_model": "svgp" if seed == 2 else "sgpr"},
+                         "model": {"num_inducing": 50}, "trainer": ({"track_every": 5} if seed == 0 else {})}
+        (d / "run.json").write_text(json.dumps(rec))
+    df = collect([tmp_path])
+    data = apply_methods(df, (MethodSpec("DLM", (("objective", "dlm"),)),), cell=("dataset", "beta"))
+    assert sorted(set(data["series"])) == ["DLM [pretrain_model=sgpr]", "DLM [pretrain_model=svgp]"]
+    tidy = mean_se(data, ["dataset", "beta", "series"], ("test_nll",))
+    cell = tidy[(tidy.beta == 10.0) & (tidy.series == "DLM [pretrain_model=sgpr]")].iloc[0]
+    assert cell["n"] == 2 and cell["mean"] == pytest.approx(0.5 + 1.0 + 0.05)  # seeds 0 and 1 only
+    # averaged on purpose (TableSpec.over): one series again, all three seeds
+    same = apply_methods(df, (MethodSpec("DLM", (("objective", "dlm"),)),), cell=("dataset", "beta"),
+                         over=("cfg.objective.pretrain_model",))
+    assert set(same["series"]) == {"DLM"}
+    # selection by val NLL runs per variant: each picks beta = 10 for its own seeds
+    picked = apply_methods(df, (MethodSpec("DLM", (("objective", "dlm"),), select_by="val_nll"),),
+                           cell=("dataset", "train_size"))
+    assert sorted(zip(picked["series"], picked["seed"], picked["beta"])) == [
+        ("DLM [pretrain_model=sgpr]", 0, 10.0), ("DLM [pretrain_model=sgpr]", 1, 10.0), ("DLM [pretrain_model=svgp]", 2, 10.0)]
