@@ -31,3 +31,14 @@ def glm_tables(tmp_path_factory):
     from tests.helpers import write_glm_tables
 
     return write_glm_tables(tmp_path_factory.mktemp("glm"))
+
+
+@pytest.fixture
+def sigterm_handler():
+    """dlm_bench's SIGTERM / SLURM-warning handlers installed for one test, the previous ones restored after."""
+    from dlm_bench.run import signals
+
+    previous = signals.install()
+    yield
+    signals.restore(previous)
+    signals.reset()

@@ -54,15 +54,7 @@ GROUP = TINY + ["method=dlm", "objective.beta_index=0", "objective.beta_batch=tr
                 "trainer.max_iters=120", "trainer.window=15", "trainer.tol=2e-3", "trainer.checkpoint_every_s=1e9"]
 
 
-@pytest.fixture
-def handlers():
-    previous = signals.install()
-    yield
-    signals.restore(previous)
-    signals.reset()
-
-
-def test_sigterm_inside_a_batched_step_then_rerun_equals_uninterrupted(tmp_path, monkeypatch, handlers):
+def test_sigterm_inside_a_batched_step_then_rerun_equals_uninterrupted(tmp_path, monkeypatch, sigterm_handler):
     """The whole grid of boston down to beta 40 (4 betas) in one batch; members stop at different iterations (the
     batch shrinks), SIGTERM arrives inside the 95th batched loss (two members have
     stopped by then: their final states are part of the checkpoint): the group checkpoints at the end of that

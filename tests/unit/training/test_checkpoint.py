@@ -60,14 +60,6 @@ def fit(tmp_path, sigterm_at=None, checkpoint=True, **kw):
     return trainer.fit(model.loss, model.parameters(), X, y, module=model), model
 
 
-@pytest.fixture
-def sigterm_handler():
-    previous = signals.install()
-    yield
-    signals.restore(previous)
-    signals.reset()
-
-
 @pytest.mark.parametrize("kw", [{}, {"batch_size": 16}, {"optimizer": "lbfgs"}], ids=["adam", "minibatch", "lbfgs"])
 def test_sigterm_then_rerun_equals_uninterrupted(tmp_path, sigterm_handler, kw):
     ref, ref_model = fit(tmp_path / "ref", checkpoint=False, **kw)
