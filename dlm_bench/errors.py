@@ -19,6 +19,12 @@ class OutOfRequeues(Terminated):
     stops with its checkpoint saved and no run.json (the next sweep resumes it); a sweep counts it as deferred."""
 
 
+class TimeLimitReached(Terminated):
+    """The sweep's --time-limit came while a checkpointing run trained (sweeps/deadline.py stop_at_deadline): the
+    run stopped at the end of an iteration with its checkpoint saved and no run.json; a sweep counts it as deferred
+    and the same command resumes it."""
+
+
 class ResultsNotWritten(RuntimeError):
     """A finished run whose run directory could not be written; its files went to the fallback place the message
     names (`<results_dir>/.rescued/<run name>/`, else the temp directory). One line, exit 1."""

@@ -56,6 +56,8 @@ OPTIMIZER_FACTORS = {
     ("exact_gp", "lbfgs"): 0.1, ("pac_gp", "lbfgs"): 0.1,
 }
 C_SAMPLE = 6e-8  # seconds per sampled point per step: bMC-100 against exact, dlm_supp_fig15 on pol (B = 6000)
+# the models the shared Trainer fits (training/trainer.py): the cost model covers them, and they checkpoint
+TRAINER_MODELS = ("svgp", "sgpr", "fitc", "exact_gp", "pac_gp", "pac_sgp")
 IGNORED = ("seed", "results_dir", "run_dir", "launcher", "resume", "report")
 
 
@@ -120,7 +122,7 @@ def default_factor(cls: tuple) -> float:
 
 def model_terms(config: dict, model: str) -> tuple[float, float] | None:
     """(the step work's seconds before the class factor, the sampling estimator's seconds), or None (no model)."""
-    if model not in ("svgp", "sgpr", "fitc", "exact_gp", "pac_gp", "pac_sgp"):
+    if model not in TRAINER_MODELS:
         return None
     n = n_train(config)
     if not n:
@@ -152,6 +154,7 @@ class Estimate:
     unknown: int = 0  # points with no estimate (own-loop models without a finished run of the same settings)
     calibrated_on: int = 0  # finished runs the model's factors were recalibrated on
     beyond_grid: int = 0  # beta_index past the grid's end at the point's training size: its run will not train
+    resumed: int = 0  # points with a checkpoint: only their remaining iterations are counted
     per_point: list = field(default_factory=list)  # each point's seconds, in the order given (None: no estimate)
 
     def line(self) -> str:
@@ -171,6 +174,8 @@ class Estimate:
             how.append(f"{self.from_model} from the cost model ({cal})")
         if self.unknown:
             how.append(f"{self.unknown} without an estimate (models with their own fit loop: run one point first)")
+        if self.resumed:
+            how.append(f"{self.resumed} resuming from a checkpoint (only the iterations left counted)")
         if self.beyond_grid:
             how.append(f"{self.beyond_grid} beyond the beta grid at their training size (not counted: nothing to run)")
         line = parts[0] + (": " + "; ".join(how) if how else "")
@@ -242,8 +247,29 @@ def batched_point(config: dict) -> bool:
         and o.get("name") in ("elbo", "dlm") and not minibatch
 
 
-def estimate(points: list[tuple[dict, str | None]], root: Path) -> Estimate:
-    """points: (resolved config, likelihood) of each new point; root: the results directory to learn from."""
+def checkpoint_progress(run_dir: Path | None, config: dict) -> float:
+    """The fraction of a point's training that the checkpoint in its run directory has done (training/checkpoint.py:
+    a run stopped part-way resumes there): its iterations over trainer.max_iters (minibatch: epochs over
+    trainer.epochs). 0 without a checkpoint, or with one that does not load (the run then starts over)."""
+    from ..training.checkpoint import CHECKPOINT  # here: it imports torch, which a plan without checkpoints skips
+
+    path = Path(run_dir) / CHECKPOINT if run_dir is not None else None
+    if path is None or not path.is_file():
+        return 0.0
+    import torch
+
+    try:  # the run's own file (RNG states are tuples and numpy arrays: not weights_only)
+        done = torch.load(path, map_location="cpu", weights_only=False)["result"]
+    except Exception:  # unreadable: the run starts over, as Checkpoint.load decides
+        return 0.0
+    t = config.get("trainer") or {}
+    total, k = (t.get("epochs"), done.get("epochs")) if t.get("epochs") else (t.get("max_iters"), done.get("iterations"))
+    return min(max(float(k or 0) / float(total), 0.0), 1.0) if total else 0.0
+
+
+def estimate(points: list[tuple[dict, str | None]], root: Path, run_dirs: list | None = None) -> Estimate:
+    """points: (resolved config, likelihood) of each new point; root: the results directory to learn from;
+    run_dirs: each point's run directory (None: not known), where a checkpoint means only the rest is to train."""
     done = finished_runs(root) if Path(root).is_dir() else []
     same, ratios = defaultdict(list), defaultdict(list)
     for rec in done:
@@ -264,7 +290,9 @@ def estimate(points: list[tuple[dict, str | None]], root: Path) -> Estimate:
         if batched_point(config) and not beyond_grid(config):
             groups[settings_key(config)] += 1
     scale = None  # this machine's speed against the cost model's (probed only when the model is used)
-    for config, likelihood in points:
+    for i, (config, likelihood) in enumerate(points):
+        left = 1.0 - (checkpoint_progress(run_dirs[i], config) if run_dirs else 0.0)
+        est.resumed += left < 1.0
         if beyond_grid(config):
             est.beyond_grid += 1
             est.per_point.append(0.0)
@@ -272,8 +300,8 @@ def estimate(points: list[tuple[dict, str | None]], root: Path) -> Estimate:
         key = settings_key(config)
         overhead = RUN_OVERHEAD_S / groups[key] if key in groups else RUN_OVERHEAD_S
         if same.get(key):
-            est.seconds += median(same[key]) + overhead
-            est.per_point.append(median(same[key]) + overhead)
+            est.seconds += left * median(same[key]) + overhead
+            est.per_point.append(left * median(same[key]) + overhead)
             est.from_runs += 1
             continue
         m = modelled_seconds(config, config["model"]["name"], likelihood, batched_point(config), factors)
@@ -286,7 +314,7 @@ def estimate(points: list[tuple[dict, str | None]], root: Path) -> Estimate:
         else:
             scale = machine_ratio(REFERENCE_PROBE_S, this_machine()) if scale is None else scale
             factor = scale
-        est.seconds += m * factor + overhead
-        est.per_point.append(m * factor + overhead)
+        est.seconds += left * m * factor + overhead
+        est.per_point.append(left * m * factor + overhead)
         est.from_model += 1
     return est

@@ -8,9 +8,14 @@ that would not finish for the next sweep ("deferred"): it writes nothing for it 
 A point is expected to take what `dlm-bench sweep --estimate` says for it (cost_estimate.py): the median of the
 finished runs of the same settings in the results directory, else the cost model, recalibrated on the finished
 runs; a batched beta group (objective.beta_batch) costs that per member still to train. A point without an
-estimate (own-loop models with nothing finished yet) starts while any time is left. A point already training
-when the time is up is not stopped: the estimate can be low (the cost model on a machine it has not seen), so
-leave a margin, or stop the sweep (SIGTERM) as before.
+estimate (own-loop models with nothing finished yet) starts while any time is left.
+
+A point whose training checkpoints (the Trainer's models, trainer.checkpoint_every_s > 0; training/checkpoint.py)
+is not held back by its length: it starts while MIN_SLICE_S or more are left and, at the deadline, its training
+loop saves its checkpoint at the end of the iteration and stops (TimeLimitReached: deferred, no run.json); the next
+sweep resumes it, and its estimate counts only the iterations left. So a point longer than any one session (PAC
+Table 3 at n = 12,000: about 2 CPU hours) advances sweep by sweep. An own-loop point (FP, SAVIGP, SGGPM) already
+running at the deadline is not stopped: its work would be lost; leave a margin, or stop the sweep (SIGTERM).
 
 The parent sets the deadline (DEADLINE_ENV, seconds since the epoch) for its jobs: the local launcher's jobs run in
 its process, joblib's workers inherit it. SLURM jobs have their own limit (launcher.time_min): the flag
@@ -22,7 +27,10 @@ from __future__ import annotations
 import copy
 import os
 import re
+import signal
+import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from omegaconf import DictConfig
@@ -31,6 +39,10 @@ from ..util.environ import environ_set
 
 DEADLINE_ENV = "DLM_BENCH_SWEEP_DEADLINE"
 DEFERRED_EXIT = 75  # sysexits.h EX_TEMPFAIL: not done, try again
+# a checkpointing point starts past its estimate only with this much time left: a resumed run first redoes what
+# comes before its training loop (data, model, stage 1 from its store), seconds to a minute on the largest sets
+MIN_SLICE_S = 120.0
+RETRY_S = 5.0  # the deadline's alarm outside a training loop (data loading, evaluation) looks again this much later
 _UNITS = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([dhms])")
 
@@ -85,7 +97,7 @@ def _pending_members(cfg: DictConfig, config: dict) -> int:
 def expected_seconds(cfg: DictConfig) -> float | None:
     """What `--estimate` expects this point (or its batched group) to take; None when nothing estimates it."""
     from ..models.task_defaults import resolve_task_defaults
-    from ..run import config_dict
+    from ..run import config_dict, run_dir_for
     from .cost_estimate import batched_point, estimate
 
     resolved = copy.deepcopy(cfg)
@@ -94,10 +106,12 @@ def expected_seconds(cfg: DictConfig) -> float | None:
     except Exception:  # the run itself reports a bad configuration
         return None
     config = config_dict(resolved)
-    est = estimate([(config, config["model"].get("likelihood"))], Path(cfg.results_dir) / cfg.experiment)
+    batched = batched_point(config)
+    est = estimate([(config, config["model"].get("likelihood"))], Path(cfg.results_dir) / cfg.experiment,
+                   None if batched else [run_dir_for(cfg)])
     if not (est.from_runs or est.from_model):
         return None
-    return est.seconds * (_pending_members(cfg, config) if batched_point(config) else 1)
+    return est.seconds * (_pending_members(cfg, config) if batched else 1)
 
 
 def _minutes(seconds: float) -> str:
@@ -114,5 +128,47 @@ def defer_reason(cfg: DictConfig, now: float | None = None) -> str | None:
         return "the sweep's --time-limit is reached"
     need = expected_seconds(cfg)
     if need is not None and need > left:
+        if checkpoints(cfg) and left >= MIN_SLICE_S:
+            return None  # it trains until the deadline, then saves and stops (stop_at_deadline)
         return f"expected to take about {_minutes(need)}, {_minutes(left)} of the sweep's --time-limit left"
     return None
+
+
+def checkpoints(cfg: DictConfig) -> bool:
+    """The point's training saves checkpoints that the deadline can stop it at: a model the shared Trainer fits
+    (not an own-loop one) with trainer.checkpoint_every_s > 0."""
+    from ..registry.models import MODELS
+
+    spec = MODELS.get(cfg.model.name)
+    return spec is not None and not spec.own_loop and bool(cfg.trainer.get("checkpoint_every_s"))
+
+
+@contextmanager
+def stop_at_deadline(cfg: DictConfig):
+    """Around one point's run in a sweep with --time-limit: at the deadline a checkpointing point's training loop
+    saves its checkpoint at the end of the iteration and raises TimeLimitReached (held like SIGTERM,
+    util/interrupts.py). Outside a training loop the alarm looks again every RETRY_S, so a run whose training has
+    ended finishes and is written. Main thread only (SIGALRM); elsewhere, without a deadline, or for a point that
+    does not checkpoint, nothing is armed."""
+    end = deadline()
+    if end is None or not checkpoints(cfg) or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    from ..errors import TimeLimitReached
+    from ..util import interrupts
+
+    def stop(signum, frame):
+        raise TimeLimitReached("stopped at the sweep's --time-limit with its checkpoint saved: the same command "
+                               "resumes it")
+
+    def alarm(signum, frame):
+        if not interrupts.hold(signum, stop):
+            signal.setitimer(signal.ITIMER_REAL, RETRY_S)
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, max(end - time.time(), 1e-3))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

@@ -15,7 +15,7 @@ from omegaconf import DictConfig
 
 from ..config.beta_grid import OutsideBetaGrid, apply_beta_grid_flag
 from ..data import DatasetError
-from ..errors import ConfigError, NotApplicable, OutOfRequeues, ResultsNotWritten
+from ..errors import ConfigError, NotApplicable, OutOfRequeues, ResultsNotWritten, TimeLimitReached
 from ..results.contract import read_status
 from ..run import execute, run_dir_for
 from ..run.batched import RunningElsewhere, group_lock, requested
@@ -23,7 +23,7 @@ from ..run.progress import progress
 from ..run.record import failure_record
 from ..run.signals import check_not_terminated, install
 from ..util.locks import RunLock, holder
-from .deadline import defer_reason
+from .deadline import defer_reason, stop_at_deadline
 from .progress import announce
 from .watchdog import in_joblib_worker, watch_parent
 
@@ -124,13 +124,14 @@ MACHINE_ERRORS = (DatasetError, ConfigError, OSError)
 def _execute_point(cfg: DictConfig, run_dir: Path) -> str:
     """harness.execute for a sweep point: its outcome, with a progress line; failures recorded."""
     try:
-        record, _ = execute(cfg)
+        with stop_at_deadline(cfg):  # sweep --time-limit: a checkpointing point stops there, to resume later
+            record, _ = execute(cfg)
         progress(run_dir, record.status, record.metrics, record.train.get("total_wall_s", record.train.get("wall_s")))
         return record.status
     except RunningElsewhere:
         progress(run_dir, "running elsewhere", {}, None)
         return "running_elsewhere"
-    except OutOfRequeues as err:  # a SLURM job past its requeues: checkpoint kept, nothing written, runs again
+    except (OutOfRequeues, TimeLimitReached) as err:  # checkpoint kept, nothing written: the next sweep resumes it
         progress(run_dir, "deferred", {}, None, str(err))
         return "deferred"
     except OutsideBetaGrid:

@@ -159,8 +159,10 @@ def plan_estimate(plan: list[PlannedPoint]):
     roots = {Path(c["results_dir"]) / c["experiment"] for _, c in new}
     for root in sorted(roots):
         mine = [(i, c) for i, c in new if Path(c["results_dir"]) / c["experiment"] == root]
-        part = estimate([(c, c["model"].get("likelihood")) for _, c in mine], root)
-        for field in ("seconds", "from_runs", "from_model", "unknown", "calibrated_on", "beyond_grid"):
+        dirs = [Path(c["run_dir"]) if c.get("run_dir") else (root / plan[i].name if plan[i].name else None)
+                for i, c in mine]  # where a checkpoint of an interrupted run would be
+        part = estimate([(c, c["model"].get("likelihood")) for _, c in mine], root, dirs)
+        for field in ("seconds", "from_runs", "from_model", "unknown", "calibrated_on", "beyond_grid", "resumed"):
             setattr(est, field, getattr(est, field) + getattr(part, field))
         for (i, _), s in zip(mine, part.per_point):
             seconds[i] = s

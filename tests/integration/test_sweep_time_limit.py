@@ -9,6 +9,7 @@ import time
 import pytest
 
 from dlm_bench.cli import compose_config
+from dlm_bench.sweeps import cost_estimate
 from dlm_bench.sweeps import deadline as sweep_deadline
 from dlm_bench.sweeps.deadline import defer_reason, parse_duration, set_deadline
 from dlm_bench.sweeps.launch import run_sweep, summary_line
@@ -31,7 +32,7 @@ def test_bad_durations_are_one_line(text):
 
 
 def test_defer_reason_compares_the_estimate_with_the_time_left(monkeypatch):
-    cfg = compose_config(FAST)
+    cfg = compose_config(FAST + ["trainer.checkpoint_every_s=0"])  # no checkpoints: nothing to stop it at
     monkeypatch.setenv(sweep_deadline.DEADLINE_ENV, "1000")
     for need, now, deferred in [(50, 900, False), (150, 900, True), (None, 999, False), (1, 1000, True)]:
         monkeypatch.setattr(sweep_deadline, "expected_seconds", lambda cfg, need=need: need)
@@ -74,7 +75,7 @@ def test_a_batched_group_is_estimated_per_member_still_to_train(tmp_path, monkey
     size = math.floor(math.log2(339 / 0.01)) + 1
     from dlm_bench.sweeps import cost_estimate
 
-    monkeypatch.setattr(cost_estimate, "estimate", lambda points, root: cost_estimate.Estimate(10.0, from_model=1))
+    monkeypatch.setattr(cost_estimate, "estimate", lambda points, root, dirs=None: cost_estimate.Estimate(10.0, from_model=1))
     assert sweep_deadline.expected_seconds(cfg) == 10.0 * (size - 3)
     cfg.objective.beta_batch = False  # unbatched: the point alone
     assert sweep_deadline.expected_seconds(cfg) == 10.0
@@ -96,3 +97,48 @@ def test_cli_time_limit_exit_code_and_bad_value(tmp_path, cli_env):
     proc = subprocess.run(cli_command() + args + ["launcher=slurm", "--time-limit", "1h"], capture_output=True,
                           text=True, env=cli_env, timeout=300)
     assert proc.returncode == 2 and "--time-limit applies to launcher=local and launcher=joblib" in proc.stderr
+
+
+def test_a_checkpointing_point_longer_than_the_limit_stops_at_it_and_resumes(tmp_path, monkeypatch):
+    """A Trainer point expected to outlast the time left starts anyway, is checkpointed and stopped at the deadline
+    (deferred, no run.json), is estimated by its iterations left, and the next sweep resumes it there (that a
+    resumed run ends with an uninterrupted one's metrics: tests/integration/test_checkpoint_resume.py)."""
+    from dlm_bench.sweeps.plan import plan_estimate, plan_sweep
+
+    from dlm_bench.sweeps import job
+
+    # the point starts however late the sweep gets to it (defer_reason's rule is tested above and below); a deadline
+    # passed before its training loop: the alarm's retries (every 0.05 s here) stop it after its first iteration
+    monkeypatch.setattr(job, "defer_reason", lambda cfg: None)
+    monkeypatch.setattr(sweep_deadline, "RETRY_S", 0.05)
+    long = ["trainer.max_iters=1000", "trainer.tol=-1", "model.num_inducing=10", "launcher=local", "seed=0"]
+    with set_deadline(time.time() + 1.0):
+        counts = run_sweep(long + [f"results_dir={tmp_path / 'cut'}"])
+    assert counts["deferred"] == 1 and counts["ok"] == 0, counts
+    run_dir = next(d for d in (tmp_path / "cut" / "default").iterdir() if not d.name.startswith("_"))
+    assert (run_dir / "checkpoint.pt").is_file() and not (run_dir / "run.json").exists()
+    import torch
+
+    done = torch.load(run_dir / "checkpoint.pt", weights_only=False)["result"]["iterations"]
+    assert 0 < done < 1000
+    plan = plan_sweep(long + [f"results_dir={tmp_path / 'cut'}"])
+    est, seconds = plan_estimate(plan)
+    assert est.resumed == 1 and "1 resuming from a checkpoint" in est.line()
+    fresh = plan_estimate(plan_sweep(long + [f"results_dir={tmp_path / 'whole'}"]))[0]
+    overhead = cost_estimate.RUN_OVERHEAD_S
+    assert est.seconds - overhead == pytest.approx((fresh.seconds - overhead) * (1 - done / 1000), rel=1e-9)
+    assert run_sweep(long + [f"results_dir={tmp_path / 'cut'}"])["ok"] == 1
+    train = json.loads((run_dir / "run.json").read_text())["train"]
+    assert train["resumed_at"] == [done] and train["iterations"] == 1000
+    assert not (run_dir / "checkpoint.pt").exists()
+
+
+def test_an_own_loop_point_is_still_deferred_when_it_would_not_finish(monkeypatch):
+    cfg = compose_config(["experiment=fp_fig2_smoke"])
+    monkeypatch.setenv(sweep_deadline.DEADLINE_ENV, "1000")
+    monkeypatch.setattr(sweep_deadline, "expected_seconds", lambda cfg: 5000)
+    assert not sweep_deadline.checkpoints(cfg)
+    assert defer_reason(cfg, now=0) is not None
+    trainer_cfg = compose_config(FAST)
+    assert sweep_deadline.checkpoints(trainer_cfg) and defer_reason(trainer_cfg, now=0) is None
+    assert defer_reason(trainer_cfg, now=1000 - sweep_deadline.MIN_SLICE_S / 2) is not None
