@@ -19,6 +19,7 @@ class ModelSpec:
     check_config: Optional[Callable] = None  # (cfg) -> None: its own settings, before any data (ConfigError)
     check_data: Optional[Callable] = None  # (cfg, dataset) -> None: after the data are loaded, before training
     own_loop: bool = False  # its own fit loop and data protocol (lgm, sggpm, savigp), not the shared Trainer
+    checkpoints: bool = False  # its fit saves a checkpoint a rerun resumes (training/checkpoint.py)
     paper: Optional[str] = None  # the paper key its runs belong to when it belongs to one (run.json `paper`)
     own_objective: Optional[str] = None  # trains its own (approximate) marginal likelihood; run.json's label for it
     collapsed: bool = False  # q(u) in closed form

@@ -18,7 +18,7 @@ from ..sggpm import plugin as sggpm_plugin
 
 _PAC = ("pac_kl", "pac_sqrt")
 _TRAINER = {"execute": trainer_plugin.execute, "check_config": trainer_plugin.check_config,
-            "check_data": trainer_plugin.check_data}
+            "check_data": trainer_plugin.check_data, "checkpoints": True}
 MODELS = {s.name: s for s in (
     ModelSpec("svgp", ("elbo", "dlm", "sq_dlm"), **_TRAINER,
               description="sparse variational GP (Hensman et al. 2015), any likelihood and estimator"),
@@ -44,7 +44,7 @@ MODELS = {s.name: s for s in (
     # Dezfouli & Bonilla (2015): Q latent GPs, FG / MoG posteriors, black-box likelihoods (savigp.*)
     ModelSpec("savigp", ("elbo",), execute=savigp_plugin.execute, check_config=savigp_plugin.check_config,
               check_data=savigp_plugin.check_data, own_loop=True, own_objective="elbo", paper="savigp",
-              config_section="savigp",
+              config_section="savigp", checkpoints=True,
               label=lambda cfg: f"{cfg.savigp.posterior}{cfg.savigp.components if cfg.savigp.posterior == 'mog' else ''}",
               description="SAVIGP (dlm_bench/savigp)"),
     # Sheth, Wang & Khardon (2015): sparse / SoD GGPM, Laplace, grad, dual, FP (sggpm.*)

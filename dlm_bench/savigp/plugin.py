@@ -20,6 +20,7 @@ from ..config.schema import InducingInit, check_domains
 from ..errors import ConfigError
 from ..models.components import initial_inducing_points
 from ..results.outcome import Outcome
+from ..training.checkpoint import CHECKPOINT, Checkpoint
 from ..util.logline import Heartbeat
 from .block_optimizer import fit
 from .likelihoods import LIKELIHOODS, build_likelihood
@@ -206,6 +207,13 @@ def variant_label(s) -> str:
     return "fg" if s.posterior == "fg" else f"mog{s.components}"
 
 
+def fit_checkpoint(cfg: DictConfig, run_dir) -> Checkpoint | None:
+    """Where the fit saves its state every trainer.checkpoint_every_s seconds (None when 0: off); a rerun of the
+    point resumes there (block_optimizer.py, training/checkpoint.py)."""
+    every = cfg.trainer.get("checkpoint_every_s")
+    return Checkpoint(Path(run_dir) / CHECKPOINT, every) if every else None
+
+
 def execute(cfg: DictConfig, ctx) -> Outcome:
     """One SAVIGP run on ctx's protocol split (seeded by the harness); fills and returns ctx.outcome."""
     out = ctx.outcome
@@ -241,7 +249,7 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
               evals={"mog": s.evals_mog, "hyp": s.evals_hyp, "ll": s.evals_ll}, max_iter=s.max_iter,
               optimizer=s.optimizer, lr=s.lr, xtol=s.xtol, ftol=s.ftol, resample=s.resample, seed=s.sample_seed + cfg.seed,
               track=track, max_wall_s=s.max_wall_s,
-              heartbeat=Heartbeat.for_progress(cfg.trainer.progress))
+              heartbeat=Heartbeat.for_progress(cfg.trainer.progress), checkpoint=fit_checkpoint(cfg, ctx.run_dir))
     out.status, out.error, out.curve = res.status, res.error, res.curve
     out.train = {"iterations": res.iterations, "epochs": None, "converged": bool(res.converged), "wall_s": res.wall_s,
                  "cpu_s": res.cpu_s, "final_loss": -res.final_elbo if res.final_elbo is not None else None,

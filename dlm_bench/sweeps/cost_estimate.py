@@ -250,7 +250,7 @@ def batched_point(config: dict) -> bool:
 def checkpoint_progress(run_dir: Path | None, config: dict) -> float:
     """The fraction of a point's training that the checkpoint in its run directory has done (training/checkpoint.py:
     a run stopped part-way resumes there): its iterations over trainer.max_iters (minibatch: epochs over
-    trainer.epochs). 0 without a checkpoint, or with one that does not load (the run then starts over)."""
+    trainer.epochs; SAVIGP: global iterations over savigp.max_iter). 0 without a checkpoint, or with one that does not load (the run then starts over)."""
     from ..training.checkpoint import CHECKPOINT  # here: it imports torch, which a plan without checkpoints skips
 
     path = Path(run_dir) / CHECKPOINT if run_dir is not None else None
@@ -259,11 +259,17 @@ def checkpoint_progress(run_dir: Path | None, config: dict) -> float:
     import torch
 
     try:  # the run's own file (RNG states are tuples and numpy arrays: not weights_only)
-        done = torch.load(path, map_location="cpu", weights_only=False)["result"]
+        state = torch.load(path, map_location="cpu", weights_only=False)
+        done = state.get("result", state)  # the Trainer's counters, or SAVIGP's (savigp/block_optimizer.py)
     except Exception:  # unreadable: the run starts over, as Checkpoint.load decides
         return 0.0
     t = config.get("trainer") or {}
-    total, k = (t.get("epochs"), done.get("epochs")) if t.get("epochs") else (t.get("max_iters"), done.get("iterations"))
+    if config["model"]["name"] == "savigp":
+        total, k = (config.get("savigp") or {}).get("max_iter"), done.get("iterations")
+    elif t.get("epochs"):
+        total, k = t.get("epochs"), done.get("epochs")
+    else:
+        total, k = t.get("max_iters"), done.get("iterations")
     return min(max(float(k or 0) / float(total), 0.0), 1.0) if total else 0.0
 
 

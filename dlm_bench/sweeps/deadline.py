@@ -10,12 +10,14 @@ finished runs of the same settings in the results directory, else the cost model
 runs; a batched beta group (objective.beta_batch) costs that per member still to train. A point without an
 estimate (own-loop models with nothing finished yet) starts while any time is left.
 
-A point whose training checkpoints (the Trainer's models, trainer.checkpoint_every_s > 0; training/checkpoint.py)
+A point whose training checkpoints (the Trainer's models and SAVIGP, trainer.checkpoint_every_s > 0;
+training/checkpoint.py)
 is not held back by its length: it starts while MIN_SLICE_S or more are left and, at the deadline, its training
 loop saves its checkpoint at the end of the iteration and stops (TimeLimitReached: deferred, no run.json); the next
 sweep resumes it, and its estimate counts only the iterations left. So a point longer than any one session (PAC
-Table 3 at n = 12,000: about 2 CPU hours) advances sweep by sweep. An own-loop point (FP, SAVIGP, SGGPM) already
-running at the deadline is not stopped: its work would be lost; leave a margin, or stop the sweep (SIGTERM).
+Table 3 at n = 12,000: about 2 CPU hours) advances sweep by sweep. An FP or SGGPM point already running at the
+deadline is not stopped (FP keeps no checkpoint; SGGPM saves one per fold but outside a held-signal loop); leave a
+margin, or stop the sweep (SIGTERM).
 
 The parent sets the deadline (DEADLINE_ENV, seconds since the epoch) for its jobs: the local launcher's jobs run in
 its process, joblib's workers inherit it. SLURM jobs have their own limit (launcher.time_min): the flag
@@ -135,12 +137,12 @@ def defer_reason(cfg: DictConfig, now: float | None = None) -> str | None:
 
 
 def checkpoints(cfg: DictConfig) -> bool:
-    """The point's training saves checkpoints that the deadline can stop it at: a model the shared Trainer fits
-    (not an own-loop one) with trainer.checkpoint_every_s > 0."""
+    """The point's training saves checkpoints that the deadline can stop it at (ModelSpec.checkpoints: the shared
+    Trainer's models and SAVIGP) with trainer.checkpoint_every_s > 0."""
     from ..registry.models import MODELS
 
     spec = MODELS.get(cfg.model.name)
-    return spec is not None and not spec.own_loop and bool(cfg.trainer.get("checkpoint_every_s"))
+    return spec is not None and spec.checkpoints and bool(cfg.trainer.get("checkpoint_every_s"))
 
 
 @contextmanager
