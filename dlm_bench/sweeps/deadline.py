@@ -11,9 +11,8 @@ runs; a batched beta group (objective.beta_batch) costs that per member still to
 estimate (own-loop models with nothing finished yet) starts while any time is left.
 
 A point whose training checkpoints (the Trainer's models and SAVIGP, trainer.checkpoint_every_s > 0;
-training/checkpoint.py)
-is not held back by its length: it starts while MIN_SLICE_S or more are left and, at the deadline, its training
-loop saves its checkpoint at the end of the iteration and stops (TimeLimitReached: deferred, no run.json); the next
+training/checkpoint.py) is not held back by its length: it starts while MIN_SLICE_S or more are left and, at the
+deadline, its training loop saves its checkpoint at the end of the iteration and stops (TimeLimitReached: deferred, no run.json); the next
 sweep resumes it, and its estimate counts only the iterations left. So a point longer than any one session (PAC
 Table 3 at n = 12,000: about 2 CPU hours) advances sweep by sweep. An FP or SGGPM point already running at the
 deadline is not stopped (FP keeps no checkpoint; SGGPM saves one per fold but outside a held-signal loop); leave a
