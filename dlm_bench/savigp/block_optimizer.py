@@ -16,7 +16,7 @@ numbers of an uninterrupted one.
 from __future__ import annotations
 
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -123,7 +123,7 @@ def fit(model: Savigp, X, y, *, num_samples: int, blocks=BLOCKS, evals: dict | N
             prev_elbo = objective()[0].item()
         res.curve.append({"iteration": 0, "wall_s": 0.0, "cpu_s": 0.0, "elbo": prev_elbo, **(track() if track else {})})
     try:
-        with interrupts.deferred() if checkpoint is not None else _nothing():
+        with interrupts.deferred() if checkpoint is not None else nullcontext():
             if not _iterate(model, X, objective, samples, res, gen, adams, prev_elbo, blocks, evals, max_iter,
                             optimizer, lr, xtol, ftol, resample, num_samples, track, max_wall_s, heartbeat, checkpoint,
                             t0, c0):
@@ -131,11 +131,6 @@ def fit(model: Savigp, X, y, *, num_samples: int, blocks=BLOCKS, evals: dict | N
     except (RuntimeError, ValueError) as err:  # e.g. a failed Cholesky: recorded, the sweep goes on
         res.status, res.error = "failed", f"{type(err).__name__}: {err}"
     return _finish(res, objective, t0, c0)
-
-
-@contextmanager
-def _nothing():
-    yield
 
 
 def _finish(res: FitResult, objective, t0: float, c0: float) -> FitResult:
