@@ -56,8 +56,6 @@ OPTIMIZER_FACTORS = {
     ("exact_gp", "lbfgs"): 0.1, ("pac_gp", "lbfgs"): 0.1,
 }
 C_SAMPLE = 6e-8  # seconds per sampled point per step: bMC-100 against exact, dlm_supp_fig15 on pol (B = 6000)
-# the models the shared Trainer fits (training/trainer.py): the cost model covers them, and they checkpoint
-TRAINER_MODELS = ("svgp", "sgpr", "fitc", "exact_gp", "pac_gp", "pac_sgp")
 IGNORED = ("seed", "results_dir", "run_dir", "launcher", "resume", "report")
 
 
@@ -122,7 +120,7 @@ def default_factor(cls: tuple) -> float:
 
 def model_terms(config: dict, model: str) -> tuple[float, float] | None:
     """(the step work's seconds before the class factor, the sampling estimator's seconds), or None (no model)."""
-    if model not in TRAINER_MODELS:
+    if not trainer_fits(model):
         return None
     n = n_train(config)
     if not n:
@@ -134,6 +132,14 @@ def model_terms(config: dict, model: str) -> tuple[float, float] | None:
     est = config.get("estimator") or {}
     samples = (est.get("num_samples") or 0) if est.get("name") in ("bmc", "ups", "smooth_bmc") else 0
     return steps * (C0 + C1 * (B * M * M + M**3)), steps * C_SAMPLE * B * samples
+
+
+def trainer_fits(model: str) -> bool:
+    """The shared Trainer fits this model (the registry's ModelSpec: not own_loop), so the cost model covers it."""
+    from ..registry.models import MODELS  # here: the registry imports torch, which a plain settings key does not need
+
+    spec = MODELS.get(model)
+    return spec is not None and not spec.own_loop
 
 
 def modelled_seconds(config: dict, model: str, likelihood: str | None, batched: bool,

@@ -150,3 +150,19 @@ def test_a_grid_of_own_loop_points_says_it_has_no_estimate_rather_than_zero_minu
     assert line.startswith("estimate: 35 new points, no estimate") and "0.0" not in line
     mixed = ce.Estimate(seconds=120.0, from_model=2, unknown=1).line()
     assert "about 2.0 CPU minutes" in mixed and "1 without an estimate" in mixed
+
+
+def test_the_cost_model_covers_exactly_the_registrys_trainer_models(archive):
+    """Which models the cost model covers comes from the registry (ModelSpec.own_loop), not from a second list: every
+    Trainer model of the archives gets modelled seconds for its own config, and the same config named as an own-loop
+    model (whose fit loop the model does not describe) gets none."""
+    from dlm_bench.registry.models import MODELS
+
+    cfg = next(rec["config"] for _, rec in archive if rec["model"] == "svgp")
+    trainer = {rec["model"] for _, rec in archive} - {n for n, s in MODELS.items() if s.own_loop}
+    assert {"svgp", "sgpr", "fitc", "pac_sgp"} <= trainer
+    for name, spec in MODELS.items():
+        terms = ce.model_terms(cfg, name)
+        assert (terms is None) == spec.own_loop, name
+        if terms is not None:
+            assert terms[0] > 0
