@@ -50,7 +50,7 @@ MODELS = {s.name: s for s in (
     # Sheth, Wang & Khardon (2015): sparse / SoD GGPM, Laplace, grad, dual, FP (sggpm.*)
     ModelSpec("sggpm", ("elbo",), execute=sggpm_plugin.execute, check_config=sggpm_plugin.check_config,
               check_data=sggpm_plugin.check_data, own_loop=True, own_objective="vlb", paper="sggpm",
-              config_section="sggpm", label=lambda cfg: cfg.sggpm.method, description="sparse variational GGPM (dlm_bench/sggpm)"),
+              config_section="sggpm", checkpoints=True, label=lambda cfg: cfg.sggpm.method, description="sparse variational GGPM (dlm_bench/sggpm)"),
 )}
 
 

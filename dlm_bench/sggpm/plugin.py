@@ -18,6 +18,7 @@ from omegaconf import DictConfig
 from ..errors import ConfigError, NotApplicable
 from ..results.outcome import Outcome
 from ..training.checkpoint import CHECKPOINT, Checkpoint
+from ..util import interrupts
 from ..util.logline import Heartbeat
 from .fit import fit_method, split_method
 from .metrics import metrics
@@ -143,31 +144,32 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
     rows, trained = list(saved.get("rows", [])), None
     w0 -= saved.get("wall_s", 0.0)  # a resumed run's wall time counts the folds before the checkpoint
     beat = Heartbeat.for_progress(cfg.trainer.progress)
-    for k in range(len(rows), n_eval):
-        f = folds[k]
-        if kind == "sod" and trained is not None:
-            model, fit, hyp, mu, sd = trained
-        else:
-            tr = folds[0].train if kind == "sod" else f.train
-            mu, sd = zscore_stats(X_all[tr])
-            X = torch.tensor((X_all[tr] - mu) / sd)
-            y = torch.tensor(y_all[tr])
-            model, fit, hyp = fit_method(c.method, ds.task, X, y, M, levels=levels,
-                                         upstream_mean_double_log=c.upstream_mean_double_log,
-                                         max_outer=c.max_outer,
-                                         learn_hyperparameters=c.learn_hyperparameters)
-            trained = (model, fit, hyp, mu, sd)
-        Xs = torch.tensor((X_all[f.test] - mu) / sd)
-        mean, var = model.predict_latent(Xs, fit.m, fit.cov)
-        met = metrics(model.site, ds.task, torch.tensor(y_all[f.test]), mean, var)
-        rows.append({"fold": k + 1, "cpu_s": fit.cpu_s, "objective": fit.objective, "neg_vlb": -fit.vlb,
-                     "outer": fit.outer, "stop": fit.reason, "trained": kind == "sparse" or k == 0,
-                     "n_train": int(len(f.train) if kind == "sparse" else M), "n_test": int(len(f.test)), **met})
-        out.curve = rows
-        if ckpt is not None:
-            ckpt.save({"rows": rows, "wall_s": time.perf_counter() - w0})
-        if beat is not None:
-            beat.tick(k + 1, n_eval, note=f" (SGGPM {c.method}, M = {M})", unit="fold")
+    with interrupts.whole_units():  # a stop (SIGTERM, the sweep's --time-limit) keeps the folds saved below
+        for k in range(len(rows), n_eval):
+            f = folds[k]
+            if kind == "sod" and trained is not None:
+                model, fit, hyp, mu, sd = trained
+            else:
+                tr = folds[0].train if kind == "sod" else f.train
+                mu, sd = zscore_stats(X_all[tr])
+                X = torch.tensor((X_all[tr] - mu) / sd)
+                y = torch.tensor(y_all[tr])
+                model, fit, hyp = fit_method(c.method, ds.task, X, y, M, levels=levels,
+                                             upstream_mean_double_log=c.upstream_mean_double_log,
+                                             max_outer=c.max_outer,
+                                             learn_hyperparameters=c.learn_hyperparameters)
+                trained = (model, fit, hyp, mu, sd)
+            Xs = torch.tensor((X_all[f.test] - mu) / sd)
+            mean, var = model.predict_latent(Xs, fit.m, fit.cov)
+            met = metrics(model.site, ds.task, torch.tensor(y_all[f.test]), mean, var)
+            rows.append({"fold": k + 1, "cpu_s": fit.cpu_s, "objective": fit.objective, "neg_vlb": -fit.vlb,
+                         "outer": fit.outer, "stop": fit.reason, "trained": kind == "sparse" or k == 0,
+                         "n_train": int(len(f.train) if kind == "sparse" else M), "n_test": int(len(f.test)), **met})
+            out.curve = rows
+            if ckpt is not None:
+                ckpt.save({"rows": rows, "wall_s": time.perf_counter() - w0})
+            if beat is not None:
+                beat.tick(k + 1, n_eval, note=f" (SGGPM {c.method}, M = {M})", unit="fold")
     err = "mfe" if ds.task == "count" else "mze"
 
     def mse(key, sel=None):

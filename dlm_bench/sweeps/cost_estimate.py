@@ -256,7 +256,8 @@ def batched_point(config: dict) -> bool:
 def checkpoint_progress(run_dir: Path | None, config: dict) -> float:
     """The fraction of a point's training that the checkpoint in its run directory has done (training/checkpoint.py:
     a run stopped part-way resumes there): its iterations over trainer.max_iters (minibatch: epochs over
-    trainer.epochs; SAVIGP: global iterations over savigp.max_iter). 0 without a checkpoint, or with one that does not load (the run then starts over)."""
+    trainer.epochs; SAVIGP: global iterations over savigp.max_iter; SGGPM: finished folds over its folds). 0 without
+    a checkpoint, or with one that does not load (the run then starts over)."""
     from ..training.checkpoint import CHECKPOINT  # here: it imports torch, which a plan without checkpoints skips
 
     path = Path(run_dir) / CHECKPOINT if run_dir is not None else None
@@ -272,6 +273,9 @@ def checkpoint_progress(run_dir: Path | None, config: dict) -> float:
     t = config.get("trainer") or {}
     if config["model"]["name"] == "savigp":
         total, k = (config.get("savigp") or {}).get("max_iter"), done.get("iterations")
+    elif config["model"]["name"] == "sggpm":  # its finished folds (sggpm/plugin.py), of the folds it evaluates
+        c = config.get("sggpm") or {}
+        total, k = min(c.get("max_folds") or c.get("folds", 10), c.get("folds", 10)), len(done.get("rows") or [])
     elif t.get("epochs"):
         total, k = t.get("epochs"), done.get("epochs")
     else:

@@ -10,13 +10,13 @@ finished runs of the same settings in the results directory, else the cost model
 runs; a batched beta group (objective.beta_batch) costs that per member still to train. A point without an
 estimate (own-loop models with nothing finished yet) starts while any time is left.
 
-A point whose training checkpoints (the Trainer's models and SAVIGP, trainer.checkpoint_every_s > 0;
+A point whose training checkpoints (the Trainer's models, SAVIGP and SGGPM, trainer.checkpoint_every_s > 0;
 training/checkpoint.py) is not held back by its length: it starts while MIN_SLICE_S or more are left and, at the
-deadline, its training loop saves its checkpoint at the end of the iteration and stops (TimeLimitReached: deferred, no run.json); the next
-sweep resumes it, and its estimate counts only the iterations left. So a point longer than any one session (PAC
-Table 3 at n = 12,000: about 2 CPU hours) advances sweep by sweep. An FP or SGGPM point already running at the
-deadline is not stopped (FP keeps no checkpoint; SGGPM saves one per fold but outside a held-signal loop); leave a
-margin, or stop the sweep (SIGTERM).
+deadline, its training loop saves its checkpoint at the end of the iteration and stops (TimeLimitReached: deferred,
+no run.json); an SGGPM point stops at once and keeps its finished folds (util/interrupts.whole_units). The next sweep
+resumes it, and its estimate counts only the work left. So a point longer than any one session (PAC Table 3 at
+n = 12,000: about 2 CPU hours; SGGPM grad-sparse on musk) advances sweep by sweep. An FP point already running at
+the deadline is not stopped (FP keeps no checkpoint); leave a margin, or stop the sweep (SIGTERM).
 
 The parent sets the deadline (DEADLINE_ENV, seconds since the epoch) for its jobs: the local launcher's jobs run in
 its process, joblib's workers inherit it. SLURM jobs have their own limit (launcher.time_min): the flag
@@ -137,7 +137,7 @@ def defer_reason(cfg: DictConfig, now: float | None = None) -> str | None:
 
 def checkpoints(cfg: DictConfig) -> bool:
     """The point's training saves checkpoints that the deadline can stop it at (ModelSpec.checkpoints: the shared
-    Trainer's models and SAVIGP) with trainer.checkpoint_every_s > 0."""
+    Trainer's models, SAVIGP and SGGPM) with trainer.checkpoint_every_s > 0."""
     from ..registry.models import MODELS
 
     spec = MODELS.get(cfg.model.name)
@@ -163,8 +163,11 @@ def stop_at_deadline(cfg: DictConfig):
                                "resumes it")
 
     def alarm(signum, frame):
-        if not interrupts.hold(signum, stop):
-            signal.setitimer(signal.ITIMER_REAL, RETRY_S)
+        if interrupts.hold(signum, stop):
+            return  # a training loop saves its checkpoint at the end of the iteration, then stops
+        if interrupts.acts_at_once():
+            stop(signum, frame)  # a loop of whole units (SGGPM's folds): the finished ones are saved
+        signal.setitimer(signal.ITIMER_REAL, RETRY_S)
 
     previous = signal.signal(signal.SIGALRM, alarm)
     signal.setitimer(signal.ITIMER_REAL, max(end - time.time(), 1e-3))

@@ -16,6 +16,7 @@ from typing import Callable
 
 _depth = 0
 _held: list[tuple[int, Callable]] = []  # (signum, action(signum, frame)) in arrival order
+_unit_depth = 0  # inside whole_units(): a loop whose checkpoint keeps finished units only
 
 
 @contextmanager
@@ -30,6 +31,25 @@ def deferred():
         _depth -= 1
         if _depth == 0 and _held:
             deliver()
+
+
+@contextmanager
+def whole_units():
+    """A loop whose checkpoint keeps only finished units (SGGPM's folds, sggpm/plugin.py) and is saved after each:
+    a signal may act at once there and loses the current unit only, so nothing is held for it (holding SIGTERM or
+    SLURM's warning for a unit of many minutes would only risk SIGKILL); the sweep's deadline (sweeps/deadline.py)
+    asks `acts_at_once` and stops such a loop at once rather than waiting for its training to end."""
+    global _unit_depth
+    _unit_depth += 1
+    try:
+        yield
+    finally:
+        _unit_depth -= 1
+
+
+def acts_at_once() -> bool:
+    """Inside whole_units() and no deferred() block: a stop now loses no more than the unit being computed."""
+    return _unit_depth > 0 and _depth == 0
 
 
 def hold(signum: int, action: Callable) -> bool:

@@ -142,3 +142,53 @@ def test_an_own_loop_point_is_still_deferred_when_it_would_not_finish(monkeypatc
     trainer_cfg = compose_config(FAST)
     assert sweep_deadline.checkpoints(trainer_cfg) and defer_reason(trainer_cfg, now=0) is None
     assert defer_reason(trainer_cfg, now=1000 - sweep_deadline.MIN_SLICE_S / 2) is not None
+
+
+def test_an_sggpm_point_stops_at_the_limit_keeping_its_finished_folds(shared_data, tmp_path, monkeypatch):
+    """SGGPM checkpoints per fold (sggpm/plugin.py): the deadline, reached in fold 3 of 4, stops the point at once
+    (deferred, no run.json) with folds 1-2 saved; the estimate counts the 2 folds left; the next sweep fits folds 3
+    and 4 only and ends with an uninterrupted run's metrics. Before, an SGGPM point ran on past the limit."""
+    import signal
+
+    from dlm_bench.run import execute
+    from dlm_bench.sggpm import plugin
+    from dlm_bench.sweeps import job
+    from dlm_bench.sweeps.plan import plan_estimate, plan_sweep
+
+    monkeypatch.setenv("DLM_BENCH_MIRROR", str(shared_data))
+    monkeypatch.setenv("DLM_BENCH_DATA", str(tmp_path / "cache"))
+    monkeypatch.setattr(job, "defer_reason", lambda cfg: None)  # it starts (the rule: test_an_own_loop_point_...)
+    args = ["dataset=ucsdpeds1l", "model=sggpm", "sggpm.method=fp_sparse", "sggpm.size_index=0", "sggpm.max_folds=4",
+            "trainer.progress=off", "launcher=local"]
+    reference, _ = execute(compose_config(args + [f"results_dir={tmp_path / 'ref'}"]))
+    real_fit, calls = plugin.fit_method, []
+
+    def deadline_in_fold_3(*a, **kw):
+        calls.append(len(calls) + 1)
+        if len(calls) == 3 and not resumed:
+            signal.setitimer(signal.ITIMER_REAL, 0.01)  # the sweep's deadline alarm (stop_at_deadline) goes off now
+            time.sleep(5)
+        return real_fit(*a, **kw)
+
+    monkeypatch.setattr(plugin, "fit_method", deadline_in_fold_3)
+    cut = args + [f"results_dir={tmp_path / 'cut'}"]
+    resumed = False
+    with set_deadline(time.time() + 3600):
+        counts = run_sweep(cut)
+    assert counts["deferred"] == 1 and counts["ok"] == 0 and calls == [1, 2, 3], (counts, calls)
+    run_dir = next((tmp_path / "cut").glob("default/ucsdpeds1l_sggpm_fp_sparse_*"))
+    assert (run_dir / "checkpoint.pt").is_file() and not (run_dir / "run.json").exists()
+    est = plan_estimate(plan_sweep(cut))[0]
+    assert est.resumed == 1 and cost_estimate.checkpoint_progress(run_dir, est_config(cut)) == 0.5
+    resumed, calls[:] = True, []
+    assert run_sweep(cut)["ok"] == 1 and calls == [1, 2]  # folds 3 and 4
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["metrics"] == reference.metrics | {"cpu_s": record["metrics"]["cpu_s"]}
+    assert (run_dir / "curve.csv").read_text().count("\n") == 1 + 4  # a header and the 4 folds
+
+
+def est_config(overrides):
+    """A point's resolved config as the estimate reads it (run.json's `config`)."""
+    from dlm_bench.run import config_dict
+
+    return config_dict(compose_config(overrides))
