@@ -121,56 +121,65 @@ def fold_checkpoint(cfg: DictConfig, run_dir, n_eval: int) -> Checkpoint | None:
 
 def execute(cfg: DictConfig, ctx) -> Outcome:
     """Every fold of one method at one active-set size on ctx.dataset; fills and returns ctx.outcome."""
-    out = ctx.outcome
-    c = cfg.sggpm
-    ds = ctx.dataset
+    out, c, ds = ctx.outcome, cfg.sggpm, ctx.dataset
     N = ds.X.shape[0]
-    alg, kind, sizes, M = check_point(c, ds.name, ds.task, N)
+    _, kind, sizes, M = check_point(c, ds.name, ds.task, N)
     out.task, out.num_inducing, out.objective = ds.task, M, "vlb"
     out.likelihood = {"count": "poisson", "binary": "logistic", "ordinal": "ordinal_cumlogit"}[ds.task]
     out.estimator = "closed_form" if ds.task == "count" else "adaptive_quadrature"
     out.hyperparameters = "joint" if c.learn_hyperparameters else "fixed"
     out.split = ("published" if c.published_splits else f"sggpm_perm{c.perm_seed}") + f"_M{M}"
-    X_all = np.asarray(ds.X, float)
-    y_all = _targets(ds.task, ds.y)
-    levels = int(y_all.max()) if ds.task == "ordinal" else None
     folds = folds_for(cfg, ds, N, M, sizes)
     n_eval = len(folds) if c.max_folds is None else min(c.max_folds, len(folds))
     ctx.apply_threads(N, M, None)
     ctx.begin_training()
+    rows, hyp, wall = fit_folds(cfg, ctx, folds[:n_eval], kind, M)
+    summarise(out, c, ds.task, M, rows, hyp, wall)
+    return out
+
+
+def fit_folds(cfg: DictConfig, ctx, folds: list[Fold], kind: str, M: int) -> tuple[list[dict], dict, float]:
+    """Each fold's row (metrics on its test rows, CPU time, VLB), the last fit's hyperparameters and the wall time,
+    resuming after the folds a checkpoint holds; an SoD model is fitted once, on fold 1's active set."""
+    c, ds = cfg.sggpm, ctx.dataset
+    X_all = np.asarray(ds.X, float)
+    y_all = _targets(ds.task, ds.y)
+    levels = int(y_all.max()) if ds.task == "ordinal" else None
     w0 = time.perf_counter()
-    ckpt = fold_checkpoint(cfg, ctx.run_dir, n_eval)
+    ckpt = fold_checkpoint(cfg, ctx.run_dir, len(folds))
     saved = (ckpt.load() or {}) if ckpt is not None else {}
-    rows, trained = list(saved.get("rows", [])), None
+    rows, hyp, trained = list(saved.get("rows", [])), saved.get("hyperparameters"), None
     w0 -= saved.get("wall_s", 0.0)  # a resumed run's wall time counts the folds before the checkpoint
     beat = Heartbeat.for_progress(cfg.trainer.progress)
     with interrupts.whole_units():  # a stop (SIGTERM, the sweep's --time-limit) keeps the folds saved below
-        for k in range(len(rows), n_eval):
+        for k in range(len(rows), len(folds)):
             f = folds[k]
-            if kind == "sod" and trained is not None:
-                model, fit, hyp, mu, sd = trained
-            else:
+            if trained is None or kind != "sod":
                 tr = folds[0].train if kind == "sod" else f.train
                 mu, sd = zscore_stats(X_all[tr])
-                X = torch.tensor((X_all[tr] - mu) / sd)
-                y = torch.tensor(y_all[tr])
-                model, fit, hyp = fit_method(c.method, ds.task, X, y, M, levels=levels,
-                                             upstream_mean_double_log=c.upstream_mean_double_log,
-                                             max_outer=c.max_outer,
-                                             learn_hyperparameters=c.learn_hyperparameters)
-                trained = (model, fit, hyp, mu, sd)
-            Xs = torch.tensor((X_all[f.test] - mu) / sd)
-            mean, var = model.predict_latent(Xs, fit.m, fit.cov)
+                model, fit, h = fit_method(c.method, ds.task, torch.tensor((X_all[tr] - mu) / sd),
+                                           torch.tensor(y_all[tr]), M, levels=levels,
+                                           upstream_mean_double_log=c.upstream_mean_double_log,
+                                           max_outer=c.max_outer, learn_hyperparameters=c.learn_hyperparameters)
+                trained, hyp = (model, fit, mu, sd), h.as_dict()
+            model, fit, mu, sd = trained
+            mean, var = model.predict_latent(torch.tensor((X_all[f.test] - mu) / sd), fit.m, fit.cov)
             met = metrics(model.site, ds.task, torch.tensor(y_all[f.test]), mean, var)
             rows.append({"fold": k + 1, "cpu_s": fit.cpu_s, "objective": fit.objective, "neg_vlb": -fit.vlb,
                          "outer": fit.outer, "stop": fit.reason, "trained": kind == "sparse" or k == 0,
-                         "n_train": int(len(f.train) if kind == "sparse" else M), "n_test": int(len(f.test)), **met})
-            out.curve = rows
+                         "n_train": int(len(f.train) if kind == "sparse" else M), "n_test": len(f.test), **met})
+            ctx.outcome.curve = rows
             if ckpt is not None:
-                ckpt.save({"rows": rows, "wall_s": time.perf_counter() - w0})
+                ckpt.save({"rows": rows, "hyperparameters": hyp, "wall_s": time.perf_counter() - w0})
             if beat is not None:
-                beat.tick(k + 1, n_eval, note=f" (SGGPM {c.method}, M = {M})", unit="fold")
-    err = "mfe" if ds.task == "count" else "mze"
+                beat.tick(k + 1, len(folds), note=f" (SGGPM {c.method}, M = {M})", unit="fold")
+    ctx.outcome.curve = rows
+    return rows, hyp, time.perf_counter() - w0
+
+
+def summarise(out: Outcome, c, task: str, M: int, rows: list[dict], hyp: dict, wall: float) -> None:
+    """run.json's metrics (mean and SE over folds) and train block from the fold rows."""
+    err = "mfe" if task == "count" else "mze"
 
     def mse(key, sel=None):
         v = np.array([r[key] for r in rows if sel is None or r[sel]], float)
@@ -179,7 +188,6 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
     m_err, se_err = mse(err)
     m_nlpd, se_nlpd = mse("mnlpd")
     cpu, _ = mse("cpu_s", "trained")
-    wall = time.perf_counter() - w0
     out.status = "ok" if math.isfinite(m_err) else "diverged"
     out.train_size = int(np.mean([r["n_train"] for r in rows]))
     out.metrics = {err: m_err, f"{err}_se": se_err, "mnlpd": m_nlpd, "mnlpd_se": se_nlpd, "cpu_s": cpu,
@@ -188,6 +196,5 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
     out.train = {"method": c.method, "cpu_s": cpu, "iterations": int(sum(r["outer"] for r in rows if r["trained"])),
                  "epochs": 0, "converged": all(r["stop"] != "max_outer" for r in rows), "wall_s": wall,
                  "final_loss": out.metrics["objective_value"], "upstream_mean_double_log": bool(c.upstream_mean_double_log),
-                 "hyperparameters": hyp.as_dict(), "stop_reasons": sorted({r["stop"] for r in rows}),
+                 "hyperparameters": hyp, "stop_reasons": sorted({r["stop"] for r in rows}),
                  "outer_iterations": [r["outer"] for r in rows], "device": "cpu", "dtype": "float64"}
-    return out

@@ -95,3 +95,38 @@ def test_a_killed_run_resumes_at_its_first_unfinished_fold(shared_data, tmp_path
     assert record.metrics == reference.metrics | {"cpu_s": record.metrics["cpu_s"]}
     cols = ["fold", "objective", "neg_vlb", "outer", "mfe", "mnlpd"]
     pd.testing.assert_frame_equal(pd.read_csv(run_dir / "curve.csv")[cols], pd.read_csv(ref_dir / "curve.csv")[cols])
+
+
+@pytest.mark.parametrize("method", ["fp_sparse", "fp_sod"])
+def test_a_run_stopped_after_its_last_fold_was_saved_resumes_without_refitting(method, shared_data, tmp_path,
+                                                                                monkeypatch):
+    """A stop between the last fold's checkpoint and run.json (the sweep's --time-limit stops SGGPM at once) leaves a
+    checkpoint with every fold: the rerun fits nothing and writes the uninterrupted run's metrics and
+    hyperparameters (before, the hyperparameters came only from a fit in this process: the rerun failed)."""
+    from dlm_bench.run import execute
+    from dlm_bench.sggpm import plugin
+
+    monkeypatch.setenv("DLM_BENCH_MIRROR", str(shared_data))
+    monkeypatch.setenv("DLM_BENCH_DATA", str(tmp_path / "cache"))
+    args = ["dataset=ucsdpeds1l", "model=sggpm", f"sggpm.method={method}", "sggpm.size_index=0", "sggpm.max_folds=3",
+            "trainer.progress=off"]
+    reference, _ = execute(compose_config(args + [f"results_dir={tmp_path / 'ref'}"]))
+    real_fit, real_summarise, calls = plugin.fit_method, plugin.summarise, []
+
+    def stop_before_summary(*a, **kw):
+        if not resumed:
+            raise KeyboardInterrupt
+        return real_summarise(*a, **kw)
+
+    monkeypatch.setattr(plugin, "fit_method", lambda *a, **kw: calls.append(1) or real_fit(*a, **kw))
+    monkeypatch.setattr(plugin, "summarise", stop_before_summary)
+    cfg = compose_config(args + [f"results_dir={tmp_path / 'cut'}"])
+    resumed = False
+    with pytest.raises(KeyboardInterrupt):
+        execute(cfg)
+    resumed, calls[:] = True, []
+    record, run_dir = execute(cfg)
+    assert calls == [] and record.status == "ok" and not (run_dir / "checkpoint.pt").exists()
+    assert record.metrics == reference.metrics | {"cpu_s": record.metrics["cpu_s"]}  # CPU time: the cut run's own
+    assert record.train["hyperparameters"] == reference.train["hyperparameters"]
+    assert pd.read_csv(run_dir / "curve.csv")["fold"].tolist() == [1, 2, 3]
