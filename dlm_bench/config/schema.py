@@ -362,6 +362,9 @@ class SggpmConfig:
     upstream_mean_double_log: bool = True  # init_hyps' constant mean log(log m_y - sf2/2) (upstream bug, kept)
     max_outer: int = 100
     learn_hyperparameters: bool = False  # Fig. 4: L-BFGS on log-hyperparameters of the VLB (Laplace: log q(y))
+    # binary dual: true keeps 0 < lambda < 1 (L-BFGS-B box); false: upstream's step rule, lambda > 0 only, and
+    # D = +inf at lambda >= 1 (dual_max_step_func.m, calc_dualconj.m; sggpm/dual.py fit_dual)
+    dual_upper_bound: bool = True
 
 
 @dataclass

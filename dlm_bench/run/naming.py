@@ -41,6 +41,7 @@ ADDED_LATER = {
     ("objective", "pretrain_epochs"): (None,),
     ("objective", "pretrain_beta"): ("one",),
     ("sggpm", "learn_hyperparameters"): (False,),
+    ("sggpm", "dual_upper_bound"): (True,),
     ("dataset", "categorical"): (None,),
 }
 # keys removed from the config after results were written: hashed at their last value, so names stay valid

@@ -86,13 +86,18 @@ def init_lambda(model, m_laplace=None):
     return torch.full_like(y, 1.0 if kind == "poisson" else 0.5)
 
 
-def fit_dual(model, lam0, tol=1e-5, prog=1e-9, max_iters=500, history=100) -> Fit:
+def fit_dual(model, lam0, tol=1e-5, prog=1e-9, max_iters=500, history=100, upper_bound: bool = True) -> Fit:
+    """L-BFGS-B on D(lambda) inside its domain. upper_bound=False (logistic only; sggpm.dual_upper_bound) is
+    upstream's reading: its step rule (dual_max_step_func.m) keeps lambda > 0 only, and a step to lambda >= 1 finds
+    D = +inf (calc_dualconj.m), which the line search must back out of: the paper's "convergence failures" (L211)?"""
     c0 = time.process_time()
     kind = _kind(model.site)
-    hi = np.inf if kind == "poisson" else 1 - EPS
+    hi = np.inf if kind == "poisson" or not upper_bound else 1 - EPS
     bounds = [(EPS, hi)] * lam0.shape[0]
 
     def fun(x):
+        if kind == "logistic" and np.any(x >= 1):  # outside the conjugate's domain (upper_bound=False only)
+            return np.inf, np.full_like(x, np.inf)
         lam = torch.as_tensor(x, dtype=torch.float64)
         D, g = dual_objective(model, lam)
         return D, g.numpy()

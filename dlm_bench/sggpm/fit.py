@@ -25,7 +25,7 @@ def split_method(method: str) -> tuple[str, str]:
 
 def fit_method(method: str, task: str, X, y, M: int, hyp: Hyp | None = None, levels: int | None = None,
                upstream_mean_double_log: bool = True, num_nodes: int = 20, max_outer: int = 100,
-               learn_hyperparameters: bool = False, hyp_rounds: int = 20):
+               learn_hyperparameters: bool = False, hyp_rounds: int = 20, dual_upper_bound: bool = True):
     """X, y: z-scored training rows whose last M rows are the active set. Returns (model, Fit, hyp).
     learn_hyperparameters: hyp.py (L-BFGS on the VLB's log-hyperparameters alternated with the method; Laplace: on
     its approximate log marginal likelihood); CPU time then covers the whole alternation."""
@@ -45,7 +45,7 @@ def fit_method(method: str, task: str, X, y, M: int, hyp: Hyp | None = None, lev
         fit = Fit(f, cov, -logq, sod.vlb(f, cov), 0, True, "newton_mode", extra={"log_marginal": logq})
     elif alg == "dual":
         f_la = laplace(sod)[0] if kind == "sod" else None
-        fit = fit_dual(model, init_lambda(model, f_la))
+        fit = fit_dual(model, init_lambda(model, f_la), upper_bound=dual_upper_bound)
     else:
         m0, cov0 = init_from_laplace(sod)
         fit = train(model, alg, m0, cov0, max_outer=max_outer)
@@ -57,7 +57,8 @@ def fit_method(method: str, task: str, X, y, M: int, hyp: Hyp | None = None, lev
             sod = sod_model(Z, yZ, site, hyp)
             model = sod if kind == "sod" else sparse_model(X, y, Z, site, hyp)
             if alg == "dual":
-                fit = fit_dual(model, init_lambda(model, laplace(sod)[0] if kind == "sod" else None))
+                fit = fit_dual(model, init_lambda(model, laplace(sod)[0] if kind == "sod" else None),
+                               upper_bound=dual_upper_bound)
             else:
                 fit = train(model, alg, fit.m, fit.cov, max_outer=max_outer)
             if abs(-fit.vlb - prev) <= 1e-6 * (1 + abs(prev)):

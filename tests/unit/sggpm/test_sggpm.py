@@ -3,6 +3,8 @@ against independent references (stored upstream objectives, finite differences, 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import scipy.io
@@ -151,6 +153,27 @@ def test_dual_equals_minus_primal_toy():
         assert -fd.objective == pytest.approx(fp.objective, rel=1e-9)
         m, cov = recover(model, fd.extra["lambda"])
         assert float((m - fp.m).abs().max()) < 1e-5
+
+
+def test_dual_without_the_upper_bound_is_upstreams_reading():
+    """sggpm.dual_upper_bound=false: Poisson (no upper bound) is unchanged to the bit. Logistic: lambda stays in
+    (0, 1) (a step beyond 1 finds D = +inf and is backed out of); where the optimum's lambdas are far from 1 both
+    readings reach the same D, where some are near 1 (0.93 here) the one-sided reading stalls at once, far above
+    it: the paper's dual "convergence failures" on binary data (L211)."""
+    *_, sp, _ = _toy("poisson")
+    a, b = fit_dual(sp, init_lambda(sp)), fit_dual(sp, init_lambda(sp), upper_bound=False)
+    assert torch.equal(a.extra["lambda"], b.extra["lambda"]) and a.objective == b.objective
+    for N, M, stalls in ((40, 8, False), (200, 20, True)):
+        *_, sp, _ = _toy("logistic", N=N, M=M)
+        both, lower = fit_dual(sp, init_lambda(sp)), fit_dual(sp, init_lambda(sp), upper_bound=False)
+        lam = lower.extra["lambda"]
+        assert bool(((lam > 0) & (lam < 1)).all()) and math.isfinite(lower.objective)
+        assert both.reason == "first_order_opt"
+        if stalls:
+            assert float(both.extra["lambda"].max()) > 0.9 and lower.outer <= 5
+            assert lower.objective > both.objective + 100
+        else:
+            assert lower.objective == pytest.approx(both.objective, abs=1e-8)
 
 
 @pytest.mark.parametrize("lik", ["poisson", "logistic"])
