@@ -169,8 +169,9 @@ class Estimate:
         amount = f"{hours:.1f} CPU hours" if hours >= 1 else f"{self.seconds / 60:.1f} CPU minutes"
         points = f"{total} new point{'s' if total != 1 else ''}"
         if self.unknown and self.unknown == total:  # "about 0.0 CPU minutes" would read as "free"
+            resumed = f"; {self.resumed} resuming from a checkpoint" if self.resumed else ""
             return (f"estimate: {points}, no estimate: models with their own fit loop have none until a point of the "
-                    "same settings has finished (run one point first, then --estimate again)")
+                    f"same settings has finished (run one point first, then --estimate again){resumed}")
         parts = [f"estimate: {points}, about {amount} (single-core)"]
         how = []
         if self.from_runs:

@@ -148,6 +148,7 @@ def test_a_grid_of_own_loop_points_says_it_has_no_estimate_rather_than_zero_minu
     minutes", which reads as free."""
     line = ce.Estimate(unknown=35).line()
     assert line.startswith("estimate: 35 new points, no estimate") and "0.0" not in line
+    assert "resuming" not in line and ce.Estimate(unknown=2, resumed=1).line().endswith("; 1 resuming from a checkpoint")
     mixed = ce.Estimate(seconds=120.0, from_model=2, unknown=1).line()
     assert "about 2.0 CPU minutes" in mixed and "1 without an estimate" in mixed
 
