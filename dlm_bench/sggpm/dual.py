@@ -89,7 +89,8 @@ def init_lambda(model, m_laplace=None):
 def fit_dual(model, lam0, tol=1e-5, prog=1e-9, max_iters=500, history=100, upper_bound: bool = True) -> Fit:
     """L-BFGS-B on D(lambda) inside its domain. upper_bound=False (logistic only; sggpm.dual_upper_bound) is
     upstream's reading: its step rule (dual_max_step_func.m) keeps lambda > 0 only, and a step to lambda >= 1 finds
-    D = +inf (calc_dualconj.m), which the line search must back out of: the paper's "convergence failures" (L211)?"""
+    D = +inf (calc_dualconj.m), which the line search must back out of. On musk it stalls after 10-14 iterations,
+    the paper's dual "convergence failures" (L211; docs/reproductions/sggpm_fig2_musk)."""
     c0 = time.process_time()
     kind = _kind(model.site)
     hi = np.inf if kind == "poisson" or not upper_bound else 1 - EPS
