@@ -161,7 +161,7 @@ def fit_folds(cfg: DictConfig, ctx, folds: list[Fold], kind: str, M: int) -> tup
                                            torch.tensor(y_all[tr]), M, levels=levels,
                                            upstream_mean_double_log=c.upstream_mean_double_log,
                                            max_outer=c.max_outer, learn_hyperparameters=c.learn_hyperparameters,
-                                           dual_upper_bound=c.get("dual_upper_bound", True))
+                                           dual_upper_bound=c.dual_upper_bound)
                 trained, hyp = (model, fit, mu, sd), h.as_dict()
             model, fit, mu, sd = trained
             mean, var = model.predict_latent(torch.tensor((X_all[f.test] - mu) / sd), fit.m, fit.cov)
