@@ -195,7 +195,7 @@ def fit_batched(bundle: BatchedBundle, X, y, trainer) -> list:
                 run.record(values)
                 run.shrink()
                 if ckpt is not None and any(run.active) and (ckpt.due() or interrupts.pending()):
-                    ckpt.save(run.state())
+                    ckpt.save(run.state(), run.it / trainer.max_iters)  # every member's cap
                 interrupts.deliver()  # a held SIGTERM / SLURM warning acts here, after the checkpoint
     except (NotPSDError, NanError, torch.linalg.LinAlgError) as err:
         for slot, b in enumerate(run.members):  # the unfinished members' state is the current batch's

@@ -195,6 +195,6 @@ def _iterate(model, X, objective, samples: dict, res, gen, adams, prev_elbo, blo
         if max_wall_s is not None and row["wall_s"] > max_wall_s:
             return True
         if checkpoint is not None and it < max_iter and (checkpoint.due() or interrupts.pending()):
-            checkpoint.save(_state(model, gen, adams, prev_elbo, res, t0, c0))
+            checkpoint.save(_state(model, gen, adams, prev_elbo, res, t0, c0), it / max_iter)
         interrupts.deliver()  # a held SIGTERM / --time-limit acts here, after the checkpoint
     return True

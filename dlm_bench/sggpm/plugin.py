@@ -171,7 +171,7 @@ def fit_folds(cfg: DictConfig, ctx, folds: list[Fold], kind: str, M: int) -> tup
                          "n_train": int(len(f.train) if kind == "sparse" else M), "n_test": len(f.test), **met})
             ctx.outcome.curve = rows
             if ckpt is not None:
-                ckpt.save({"rows": rows, "hyperparameters": hyp, "wall_s": time.perf_counter() - w0})
+                ckpt.save({"rows": rows, "hyperparameters": hyp, "wall_s": time.perf_counter() - w0}, len(rows) / len(folds))
             if beat is not None:
                 beat.tick(k + 1, len(folds), note=f" (SGGPM {c.method}, M = {M})", unit="fold")
     ctx.outcome.curve = rows

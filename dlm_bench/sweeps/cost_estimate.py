@@ -254,11 +254,10 @@ def batched_point(config: dict) -> bool:
         and o.get("name") in ("elbo", "dlm") and not minibatch
 
 
-def checkpoint_progress(run_dir: Path | None, config: dict) -> float:
+def checkpoint_progress(run_dir: Path | None) -> float:
     """The fraction of a point's training that the checkpoint in its run directory has done (training/checkpoint.py:
-    a run stopped part-way resumes there): its iterations over trainer.max_iters (minibatch: epochs over
-    trainer.epochs; SAVIGP: global iterations over savigp.max_iter; SGGPM: finished folds over its folds). 0 without
-    a checkpoint, or with one that does not load (the run then starts over)."""
+    a run stopped part-way resumes there), as whoever saved it wrote it (`progress`). 0 without a checkpoint, with
+    one that does not load (the run then starts over) or with one written before checkpoints said their progress."""
     from ..training.checkpoint import CHECKPOINT  # here: it imports torch, which a plan without checkpoints skips
 
     path = Path(run_dir) / CHECKPOINT if run_dir is not None else None
@@ -268,20 +267,9 @@ def checkpoint_progress(run_dir: Path | None, config: dict) -> float:
 
     try:  # the run's own file (RNG states are tuples and numpy arrays: not weights_only)
         state = torch.load(path, map_location="cpu", weights_only=False)
-        done = state.get("result", state)  # the Trainer's counters, or SAVIGP's (savigp/block_optimizer.py)
     except Exception:  # unreadable: the run starts over, as Checkpoint.load decides
         return 0.0
-    t = config.get("trainer") or {}
-    if config["model"]["name"] == "savigp":
-        total, k = (config.get("savigp") or {}).get("max_iter"), done.get("iterations")
-    elif config["model"]["name"] == "sggpm":  # its finished folds (sggpm/plugin.py), of the folds it evaluates
-        c = config.get("sggpm") or {}
-        total, k = min(c.get("max_folds") or c.get("folds", 10), c.get("folds", 10)), len(done.get("rows") or [])
-    elif t.get("epochs"):
-        total, k = t.get("epochs"), done.get("epochs")
-    else:
-        total, k = t.get("max_iters"), done.get("iterations")
-    return min(max(float(k or 0) / float(total), 0.0), 1.0) if total else 0.0
+    return min(max(float(state.get("progress") or 0.0), 0.0), 1.0)
 
 
 def estimate(points: list[tuple[dict, str | None]], root: Path, run_dirs: list | None = None) -> Estimate:
@@ -308,7 +296,7 @@ def estimate(points: list[tuple[dict, str | None]], root: Path, run_dirs: list |
             groups[settings_key(config)] += 1
     scale = None  # this machine's speed against the cost model's (probed only when the model is used)
     for i, (config, likelihood) in enumerate(points):
-        left = 1.0 - (checkpoint_progress(run_dirs[i], config) if run_dirs else 0.0)
+        left = 1.0 - (checkpoint_progress(run_dirs[i]) if run_dirs else 0.0)
         est.resumed += left < 1.0
         if beyond_grid(config):
             est.beyond_grid += 1

@@ -6,7 +6,9 @@ What a checkpoint holds (Trainer.fit; the batched grid's loop, models/batched_sv
 the module's state_dict (model, likelihood and every buffer, e.g. GPyTorch's variational_params_initialized), the
 optimizer's state_dict (Adam's moments and step counts; L-BFGS's history), the RNG states (torch CPU and CUDA,
 numpy's global one, Python's `random`, the trainer's minibatch generator), the curve so far, the iteration and epoch
-counters, the stopping rule's window and the training time spent so far. Everything else a run does before its
+counters, the stopping rule's window, the training time spent so far, and `progress`: the fraction of the run's
+training budget done (its iterations over trainer.max_iters, SAVIGP's over savigp.max_iter, SGGPM's folds over its
+folds), written by whoever saves so that a reader (the sweep's --estimate) needs no family's counters. Everything else a run does before its
 training loop (seeding, the data split, building the model, stage 1) is deterministic, so a rerun of the same point
 redoes it and then loads the checkpoint over it.
 
@@ -73,14 +75,15 @@ class Checkpoint:
     def due(self) -> bool:
         return self.enabled and time.monotonic() - self._last >= self.every_s
 
-    def save(self, state: dict) -> None:
+    def save(self, state: dict, progress: float) -> None:
         """torch.save to a temporary file in the same directory, fsync, os.replace: a reader (or a kill) sees the
-        old checkpoint or the new one, never a torn one."""
+        old checkpoint or the new one, never a torn one. progress: the fraction of training done (0..1)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, suffix=".tmp", dir=self.path.parent)
         try:
             with os.fdopen(fd, "wb") as fh:
-                torch.save({"format": FORMAT, "identity": self.identity, **state}, fh)
+                torch.save({"format": FORMAT, "identity": self.identity, "progress": min(max(float(progress), 0.0), 1.0),
+                            **state}, fh)
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, self.path)

@@ -209,7 +209,8 @@ class Trainer:
                             return result
                     if ckpt is not None and (ckpt.due() or interrupts.pending()):
                         result.final_loss = loss_value
-                        ckpt.save(self._state(module, optimizer, gen, rule, result, time.perf_counter() - start))
+                        ckpt.save(self._state(module, optimizer, gen, rule, result, time.perf_counter() - start),
+                                  self._progress(result))
                     interrupts.deliver()  # a held SIGTERM / SLURM warning acts here, after the checkpoint
         except (NotPSDError, NanError, torch.linalg.LinAlgError) as err:  # LinAlgError: the hand-written Choleskys
             result.status = "diverged"
@@ -231,6 +232,13 @@ class Trainer:
                 "generator": gen.get_state(), "rule": list(rule.recent), "elapsed": elapsed,
                 "result": {"iterations": result.iterations, "epochs": result.epochs, "final_loss": result.final_loss,
                            "curve": result.curve, "resumed_at": result.resumed_at}}
+
+    def _progress(self, result: TrainResult) -> float:
+        """The fraction of the budget done: epochs over trainer.epochs (minibatch with an epoch budget), else
+        iterations over trainer.max_iters."""
+        if self.epochs:
+            return result.epochs / self.epochs
+        return result.iterations / self.max_iters if self.max_iters else 0.0
 
     @staticmethod
     def _resume(ckpt, module, optimizer, gen, rule, result: TrainResult) -> float:

@@ -179,7 +179,7 @@ def test_an_sggpm_point_stops_at_the_limit_keeping_its_finished_folds(shared_dat
     run_dir = next((tmp_path / "cut").glob("default/ucsdpeds1l_sggpm_fp_sparse_*"))
     assert (run_dir / "checkpoint.pt").is_file() and not (run_dir / "run.json").exists()
     est = plan_estimate(plan_sweep(cut))[0]
-    assert est.resumed == 1 and cost_estimate.checkpoint_progress(run_dir, est_config(cut)) == 0.5
+    assert est.resumed == 1 and cost_estimate.checkpoint_progress(run_dir) == 0.5
     resumed, calls[:] = True, []
     assert run_sweep(cut)["ok"] == 1 and calls == [1, 2]  # folds 3 and 4
     record = json.loads((run_dir / "run.json").read_text())

@@ -37,7 +37,8 @@ def test_a_resumed_fit_ends_where_an_uninterrupted_one_does(tmp_path, optimizer,
     ckpt = Checkpoint(tmp_path / "checkpoint.pt", every_s=1e-9)  # due after every global iteration
     first_model, _, _ = _problem()
     cut = fit(first_model, X, y, max_iter=3, checkpoint=ckpt, **kw)  # saves after iterations 1 and 2
-    assert cut.iterations == 3 and torch.load(ckpt.path, weights_only=False)["iterations"] == 2
+    saved = torch.load(ckpt.path, weights_only=False)
+    assert cut.iterations == 3 and saved["iterations"] == 2 and saved["progress"] == pytest.approx(2 / 3)
     resumed_model, _, _ = _problem()
     resumed = fit(resumed_model, X, y, max_iter=6, checkpoint=ckpt, **kw)
     assert resumed.iterations == whole.iterations == 6

@@ -90,7 +90,8 @@ def test_a_rerun_without_the_rng_states_would_differ(tmp_path, sigterm_handler):
     torch.manual_seed(0), np.random.seed(0), random.seed(0)
     from dlm_bench.training.checkpoint import rng_state
     state["rng"] = rng_state()
-    Checkpoint(tmp_path / "checkpoint.pt", 1).save({k: v for k, v in state.items() if k not in ("format", "identity")})
+    Checkpoint(tmp_path / "checkpoint.pt", 1).save({k: v for k, v in state.items() if k not in ("format", "identity", "progress")},
+                                                   state["progress"])
     _, model = fit(tmp_path)
     assert not torch.equal(model.w, ref_model.w)
 
@@ -124,8 +125,8 @@ def test_periodic_checkpoint_survives_a_kill_at_any_point(tmp_path):
     saves = []
     real_save = Checkpoint.save
 
-    def save_then_die(self, state):  # the process dies right after its 50th save
-        real_save(self, state)
+    def save_then_die(self, state, progress):  # the process dies right after its 50th save
+        real_save(self, state, progress)
         saves.append(state["result"]["iterations"])
         if len(saves) == 50:
             raise SystemExit("killed")
@@ -137,13 +138,15 @@ def test_periodic_checkpoint_survives_a_kill_at_any_point(tmp_path):
     finally:
         Checkpoint.save = real_save
     assert saves[-1] == 50
+    from dlm_bench.sweeps.cost_estimate import checkpoint_progress  # what --estimate reads: 50 of 120 iterations
+    assert checkpoint_progress(tmp_path) == pytest.approx(50 / 120)
     again, model = fit(tmp_path)
     assert again.resumed_at == [50] and torch.equal(model.w, ref_model.w)
 
 
 def test_save_is_atomic_and_a_bad_file_is_ignored(tmp_path, monkeypatch, capsys):
     ckpt = Checkpoint(tmp_path / "checkpoint.pt", 1.0)
-    ckpt.save({"x": torch.arange(3)})
+    ckpt.save({"x": torch.arange(3)}, 0.1)
 
     def torn(obj, fh):  # the disk fills half-way through the new checkpoint
         fh.write(b"partial")
@@ -151,7 +154,7 @@ def test_save_is_atomic_and_a_bad_file_is_ignored(tmp_path, monkeypatch, capsys)
 
     monkeypatch.setattr(torch, "save", torn)
     with pytest.raises(OSError):
-        ckpt.save({"x": torch.arange(5)})
+        ckpt.save({"x": torch.arange(5)}, 0.2)
     monkeypatch.undo()
     assert torch.equal(ckpt.load()["x"], torch.arange(3))  # the old checkpoint, whole
     assert [p.name for p in tmp_path.iterdir()] == ["checkpoint.pt"]  # no temporary file left
@@ -159,7 +162,7 @@ def test_save_is_atomic_and_a_bad_file_is_ignored(tmp_path, monkeypatch, capsys)
     assert ckpt.load() is None
     assert "ignoring unreadable checkpoint" in capsys.readouterr().err
     other = Checkpoint(tmp_path / "c2.pt", 1.0, identity={"members": [0, 2]})
-    other.save({"x": 1})
+    other.save({"x": 1}, 0.0)
     assert Checkpoint(tmp_path / "c2.pt", 1.0, identity={"members": [2]}).load() is None
 
 
