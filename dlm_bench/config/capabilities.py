@@ -30,6 +30,10 @@ class ModelSpec:
     trained_on: str = ""  # for messages: "a PAC-Bayes bound"
     label: Optional[Callable] = None  # (cfg) -> the objective label in run names and run.json (default: own_objective)
     config_section: Optional[str] = None  # a top-level config section only this model reads (hashed only for it)
+    # (resolved config dict) -> the fit's size (inducing / active-set points) without loading data, and the config
+    # keys that set it: an own-loop point is estimated from finished runs at other sizes (sweeps/size_scaling.py)
+    fit_size: Optional[Callable] = None
+    size_keys: tuple[str, ...] = ()
     description: str = ""
 
 

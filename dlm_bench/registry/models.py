@@ -44,13 +44,15 @@ MODELS = {s.name: s for s in (
     # Dezfouli & Bonilla (2015): Q latent GPs, FG / MoG posteriors, black-box likelihoods (savigp.*)
     ModelSpec("savigp", ("elbo",), execute=savigp_plugin.execute, check_config=savigp_plugin.check_config,
               check_data=savigp_plugin.check_data, own_loop=True, own_objective="elbo", paper="savigp",
-              config_section="savigp", checkpoints=True,
+              config_section="savigp", checkpoints=True, fit_size=savigp_plugin.fit_size,
+              size_keys=("savigp.num_inducing", "savigp.sparsity_factor"),
               label=lambda cfg: f"{cfg.savigp.posterior}{cfg.savigp.components if cfg.savigp.posterior == 'mog' else ''}",
               description="SAVIGP (dlm_bench/savigp)"),
     # Sheth, Wang & Khardon (2015): sparse / SoD GGPM, Laplace, grad, dual, FP (sggpm.*)
     ModelSpec("sggpm", ("elbo",), execute=sggpm_plugin.execute, check_config=sggpm_plugin.check_config,
               check_data=sggpm_plugin.check_data, own_loop=True, own_objective="vlb", paper="sggpm",
-              config_section="sggpm", checkpoints=True, label=lambda cfg: cfg.sggpm.method, description="sparse variational GGPM (dlm_bench/sggpm)"),
+              config_section="sggpm", checkpoints=True, fit_size=sggpm_plugin.fit_size, size_keys=("sggpm.size_index",),
+              label=lambda cfg: cfg.sggpm.method, description="sparse variational GGPM (dlm_bench/sggpm)"),
 )}
 
 

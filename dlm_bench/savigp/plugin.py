@@ -109,6 +109,21 @@ def latent_targets(s, y: torch.Tensor, lik, Q: int) -> torch.Tensor:
     return y.unsqueeze(-1)
 
 
+def fit_size(config: dict) -> float | None:
+    """M of a resolved config as `build` sets it, with the dataset's registry row count for the training rows
+    (no data loaded; only ratios between sizes of one dataset are used): for the sweep's estimate from finished
+    runs at other sizes (sweeps/size_scaling.py). None: unknown (a csv dataset)."""
+    from ..data import get_spec
+
+    s = config["savigp"]
+    if s.get("num_inducing"):
+        return float(s["num_inducing"])
+    try:
+        return max(1.0, round(s["sparsity_factor"] * get_spec(config["dataset"]["name"]).shape[0]))
+    except Exception:  # a dataset the registry cannot size without its file
+        return None
+
+
 def build(cfg: DictConfig, X: torch.Tensor, y: torch.Tensor, num_classes: int) -> Savigp:
     s = cfg.savigp
     lik = build_likelihood(s.likelihood, num_classes=num_classes, noise_init=s.noise_init, warp=s.warp, offset=s.offset)

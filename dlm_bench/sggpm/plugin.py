@@ -83,6 +83,19 @@ def check_config(cfg: DictConfig) -> None:
         raise ConfigError(f"sggpm.perm_seed must be an integer >= 0 and < 2**63, got {c.perm_seed}")
 
 
+def fit_size(config: dict) -> int | None:
+    """The active-set size M of a resolved config (the registry's row count N, no data loaded): for the sweep's
+    estimate from finished runs at other sizes (sweeps/size_scaling.py). None: unknown (a csv dataset)."""
+    from ..data import get_spec
+
+    c = config["sggpm"]
+    try:
+        sizes = iss(get_spec(config["dataset"]["name"]).shape[0], c["num_sizes"])
+    except Exception:  # a dataset the registry cannot size without its file
+        return None
+    return sizes[c["size_index"]] if 0 <= c["size_index"] < len(sizes) else None
+
+
 def check_data(cfg: DictConfig, ds) -> None:
     check_point(cfg.sggpm, ds.name, ds.task, ds.X.shape[0])
 

@@ -14,8 +14,9 @@ Two sources, best first:
    same W (line-search evaluations, the collapsed bounds' n M^2 work), and a sampling estimator (bMC, uPS,
    smooth-bMC with L samples) adds C_SAMPLE x B x L per step. A class is (model, optimizer, likelihood,
    hyperparameters, batched).
-Models with their own fit loop (lgm_*, sggpm, savigp) have no cost model: only finished runs of the same settings
-estimate them; otherwise they are counted as "no estimate". Times are single-core seconds (one thread per run, as
+Models with their own fit loop (lgm_*, sggpm, savigp) have no cost model: finished runs of the same settings estimate
+them, else (sggpm, savigp) finished runs of those settings at other sizes, scaled by a power law in the size
+(size_scaling.py); otherwise they are counted as "no estimate". Times are single-core seconds (one thread per run, as
 the thread rule gives small problems) plus RUN_OVERHEAD_S per point; a loaded machine's wall time is longer.
 """
 
@@ -29,6 +30,7 @@ from pathlib import Path
 from statistics import median
 
 from ..results.speed_probe import machine_ratio, this_machine
+from .size_scaling import scaled_seconds, size_key
 
 C0, C1 = 1.85e-3, 3.6e-10  # seconds per step, seconds per unit of W (fitted, see above)
 # The speed probe (results/speed_probe.py) of the machine the cost model was fitted on (2-core AMD EPYC, one thread):
@@ -60,8 +62,19 @@ IGNORED = ("seed", "results_dir", "run_dir", "launcher", "resume", "report")
 
 
 def settings_key(config: dict) -> str:
-    """What a point's cost depends on: its resolved config without seed, beta and where results go."""
-    d = {k: v for k, v in config.items() if k not in IGNORED}
+    """What a point's cost depends on: its resolved config without seed, beta and where results go. Keys added to
+    the config after runs were written (run/naming.py ADDED_LATER) are dropped at their old implicit values and
+    removed keys (REMOVED_LATER) dropped, as run names do, so a run.json written before a key existed still counts
+    as the same settings."""
+    from ..run.naming import ADDED_LATER, REMOVED_LATER  # here: the run harness imports torch
+
+    d = {k: (dict(v) if isinstance(v, dict) else v) for k, v in config.items() if k not in IGNORED}
+    for (group, key), implicit in ADDED_LATER.items():
+        if isinstance(d.get(group), dict) and d[group].get(key, implicit[0]) in implicit:
+            d[group].pop(key, None)
+    for group, key in REMOVED_LATER:
+        if isinstance(d.get(group), dict):
+            d[group].pop(key, None)
     obj = dict(d.get("objective") or {})
     for k in ("beta", "beta_index", "beta_batch"):
         obj.pop(k, None)
@@ -157,6 +170,7 @@ class Estimate:
     seconds: float = 0.0
     from_runs: int = 0  # points estimated from finished runs of the same settings
     from_model: int = 0  # points estimated by the cost model
+    from_sizes: int = 0  # own-loop points scaled from finished runs of their settings at other sizes (size_scaling.py)
     unknown: int = 0  # points with no estimate (own-loop models without a finished run of the same settings)
     calibrated_on: int = 0  # finished runs the model's factors were recalibrated on
     beyond_grid: int = 0  # beta_index past the grid's end at the point's training size: its run will not train
@@ -164,7 +178,7 @@ class Estimate:
     per_point: list = field(default_factory=list)  # each point's seconds, in the order given (None: no estimate)
 
     def line(self) -> str:
-        total = self.from_runs + self.from_model + self.unknown
+        total = self.from_runs + self.from_model + self.from_sizes + self.unknown
         hours = self.seconds / 3600
         amount = f"{hours:.1f} CPU hours" if hours >= 1 else f"{self.seconds / 60:.1f} CPU minutes"
         points = f"{total} new point{'s' if total != 1 else ''}"
@@ -179,6 +193,8 @@ class Estimate:
         if self.from_model:
             cal = f"recalibrated on {self.calibrated_on} finished runs" if self.calibrated_on else "default calibration"
             how.append(f"{self.from_model} from the cost model ({cal})")
+        if self.from_sizes:
+            how.append(f"{self.from_sizes} scaled from finished runs at other sizes (rough)")
         if self.unknown:
             how.append(f"{self.unknown} without an estimate (models with their own fit loop: run one point first)")
         if self.resumed:
@@ -276,13 +292,15 @@ def estimate(points: list[tuple[dict, str | None]], root: Path, run_dirs: list |
     """points: (resolved config, likelihood) of each new point; root: the results directory to learn from;
     run_dirs: each point's run directory (None: not known), where a checkpoint means only the rest is to train."""
     done = finished_runs(root) if Path(root).is_dir() else []
-    same, ratios = defaultdict(list), defaultdict(list)
+    same, ratios, sized = defaultdict(list), defaultdict(list), defaultdict(list)
     for rec in done:
         s = run_seconds(rec)
         if s is None:
             continue
         s *= _machine_ratio(rec)
         same[settings_key(rec["config"])].append(s)
+        if not trainer_fits(rec["config"]["model"]["name"]) and (ks := size_key(rec["config"], settings_key)):
+            sized[ks[0]].append((ks[1], s))
         batched = bool((rec.get("train") or {}).get("batched"))
         terms = model_terms(rec["config"], rec["model"])
         if terms and terms[0] > 0:
@@ -310,6 +328,13 @@ def estimate(points: list[tuple[dict, str | None]], root: Path, run_dirs: list |
             est.from_runs += 1
             continue
         m = modelled_seconds(config, config["model"]["name"], likelihood, batched_point(config), factors)
+        ks = size_key(config, settings_key) if m is None and sized else None
+        scaled = scaled_seconds(sized[ks[0]], ks[1]) if ks and sized.get(ks[0]) else None
+        if scaled is not None:
+            est.seconds += left * scaled + overhead
+            est.per_point.append(left * scaled + overhead)
+            est.from_sizes += 1
+            continue
         if m is None:
             est.unknown += 1
             est.per_point.append(None)

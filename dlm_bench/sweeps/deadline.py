@@ -110,7 +110,7 @@ def expected_seconds(cfg: DictConfig) -> float | None:
     batched = batched_point(config)
     est = estimate([(config, config["model"].get("likelihood"))], Path(cfg.results_dir) / cfg.experiment,
                    None if batched else [run_dir_for(cfg)])
-    if not (est.from_runs or est.from_model):
+    if not (est.from_runs or est.from_model or est.from_sizes):
         return None
     return est.seconds * (_pending_members(cfg, config) if batched else 1)
 

@@ -162,7 +162,8 @@ def plan_estimate(plan: list[PlannedPoint]):
         dirs = [Path(c["run_dir"]) if c.get("run_dir") else (root / plan[i].name if plan[i].name else None)
                 for i, c in mine]  # where a checkpoint of an interrupted run would be
         part = estimate([(c, c["model"].get("likelihood")) for _, c in mine], root, dirs)
-        for field in ("seconds", "from_runs", "from_model", "unknown", "calibrated_on", "beyond_grid", "resumed"):
+        for field in ("seconds", "from_runs", "from_model", "from_sizes", "unknown", "calibrated_on", "beyond_grid",
+                      "resumed"):
             setattr(est, field, getattr(est, field) + getattr(part, field))
         for (i, _), s in zip(mine, part.per_point):
             seconds[i] = s
