@@ -234,11 +234,10 @@ class Trainer:
                            "curve": result.curve, "resumed_at": result.resumed_at}}
 
     def _progress(self, result: TrainResult) -> float:
-        """The fraction of the budget done: epochs over trainer.epochs (minibatch with an epoch budget), else
-        iterations over trainer.max_iters."""
-        if self.epochs:
-            return result.epochs / self.epochs
-        return result.iterations / self.max_iters if self.max_iters else 0.0
+        """The fraction of the budget done: iterations over trainer.max_iters, or epochs over trainer.epochs where
+        that is further (a minibatch run stops at whichever cap it reaches first)."""
+        done = result.iterations / self.max_iters
+        return max(done, result.epochs / self.epochs) if self.epochs else done
 
     @staticmethod
     def _resume(ckpt, module, optimizer, gen, rule, result: TrainResult) -> float:

@@ -261,3 +261,18 @@ def test_a_job_out_of_requeues_stops_like_sigterm_not_as_a_failed_run(tmp_path):
         signal.signal(signal.SIGUSR2, before)
         signals.reset()
     assert torch.load(tmp_path / "checkpoint.pt", weights_only=False)["result"]["iterations"] == 11
+
+
+def test_progress_is_the_further_of_the_two_caps():
+    """A checkpoint's `progress` (what --estimate reads) is iterations / max_iters, or epochs / epochs where that is
+    further: a minibatch run stops at whichever cap it reaches first."""
+    from dlm_bench.training.trainer import TrainResult
+
+    def progress(max_iters, epochs, iterations, done_epochs):
+        r = TrainResult()
+        r.iterations, r.epochs = iterations, done_epochs
+        return Trainer(max_iters=max_iters, epochs=epochs, progress=False)._progress(r)
+
+    assert progress(200, None, 50, 0) == pytest.approx(0.25)
+    assert progress(100, 4, 30, 2) == pytest.approx(0.5)
+    assert progress(100, 4, 80, 1) == pytest.approx(0.8)
