@@ -55,6 +55,16 @@ REMOVED_LATER = {
 }
 
 
+def drop_added_later(d: dict) -> dict:
+    """Remove from a config dict (in place) every ADDED_LATER key that holds its old implicit value: a config written
+    before the key existed and one written after compare equal (run names; the sweep estimate's settings key)."""
+    for (group, key), implicit in ADDED_LATER.items():
+        section = d.get(group)
+        if isinstance(section, dict) and section.get(key, implicit[0]) in implicit:
+            section.pop(key, None)
+    return d
+
+
 def run_name(cfg: DictConfig, resolve: bool = True) -> str:
     """Deterministic: readable key fields + a hash of everything that can change the result. Works on a copy
     (task defaults resolved there), so the caller's config is unchanged; an unknown dataset or likelihood raises
@@ -71,9 +81,7 @@ def run_name(cfg: DictConfig, resolve: bool = True) -> str:
             d["objective"].pop(key, None)
     # keys added after the first results were written are left out at their old implicit values, so
     # existing run names (and sweep resumption) stay valid
-    for (group, key), implicit in ADDED_LATER.items():
-        if d.get(group, {}).get(key, implicit[0]) in implicit:
-            d.get(group, {}).pop(key, None)
+    drop_added_later(d)
     for (group, key), last in REMOVED_LATER.items():
         if group in d:
             d[group][key] = last

@@ -66,12 +66,9 @@ def settings_key(config: dict) -> str:
     the config after runs were written (run/naming.py ADDED_LATER) are dropped at their old implicit values and
     removed keys (REMOVED_LATER) dropped, as run names do, so a run.json written before a key existed still counts
     as the same settings."""
-    from ..run.naming import ADDED_LATER, REMOVED_LATER  # here: the run harness imports torch
+    from ..run.naming import REMOVED_LATER, drop_added_later  # here: the run harness imports torch
 
-    d = {k: (dict(v) if isinstance(v, dict) else v) for k, v in config.items() if k not in IGNORED}
-    for (group, key), implicit in ADDED_LATER.items():
-        if isinstance(d.get(group), dict) and d[group].get(key, implicit[0]) in implicit:
-            d[group].pop(key, None)
+    d = drop_added_later({k: (dict(v) if isinstance(v, dict) else v) for k, v in config.items() if k not in IGNORED})
     for group, key in REMOVED_LATER:
         if isinstance(d.get(group), dict):
             d[group].pop(key, None)
@@ -299,7 +296,7 @@ def estimate(points: list[tuple[dict, str | None]], root: Path, run_dirs: list |
             continue
         s *= _machine_ratio(rec)
         same[settings_key(rec["config"])].append(s)
-        if not trainer_fits(rec["config"]["model"]["name"]) and (ks := size_key(rec["config"], settings_key)):
+        if ks := size_key(rec["config"], settings_key):  # own-loop models with a size rule only
             sized[ks[0]].append((ks[1], s))
         batched = bool((rec.get("train") or {}).get("batched"))
         terms = model_terms(rec["config"], rec["model"])
