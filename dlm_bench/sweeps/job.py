@@ -22,7 +22,7 @@ from ..run.batched import RunningElsewhere, group_lock, requested
 from ..run.progress import progress
 from ..run.record import failure_record
 from ..run.signals import check_not_terminated, install
-from ..util.locks import RunLock, holder
+from ..util.locks import SWEEP_ID_ENV, RunLock, holder
 from .deadline import defer_reason, stop_at_deadline
 from .progress import announce
 from .watchdog import in_joblib_worker, watch_parent
@@ -72,8 +72,17 @@ def sweep_job(cfg: DictConfig) -> str:
         outcome = _sweep_job(cfg, started)
         return outcome
     finally:
-        if started or outcome == "skipped":  # skipped at run time: a batched group's member its group job trained
-            announce("end", outcome)
+        if started or outcome in ("skipped", "running_elsewhere"):
+            announce("end", _announced_as(cfg, outcome, started))
+
+
+def _announced_as(cfg: DictConfig, outcome: str, started: list) -> str:
+    """The end event's outcome. Skipped at run time (not in the plan's skips): a batched group's member that its
+    group's job trained, or, for a point outside any group, one that another sweep finished after this sweep
+    planned ("done_elsewhere"): the progress display counts the first against the group's time, not the second."""
+    if outcome == "skipped" and not started and not requested(cfg):
+        return "done_elsewhere"
+    return outcome
 
 
 def _started(started: list) -> None:
@@ -153,13 +162,19 @@ def _execute_point(cfg: DictConfig, run_dir: Path) -> str:
 
 def sweep_group_job(cfg: DictConfig, run_dir: Path, started: list | None = None) -> str:
     """sweep_job for a beta_batch grid point: wait for the group lock, then train the group unless the point
-    was finished meanwhile (by the job that held the lock). Returns at once ("skipped") when the lock's holder
-    is training this point."""
+    was finished meanwhile (by the job that held the lock). Returns at once when the lock's holder is training
+    this point: "skipped" when the holder is a job of this sweep (another worker training the group: like the
+    members a one-at-a-time launcher finds done), "running_elsewhere" when it is another sweep's (two sweeps
+    sharing a results directory; a point run unbatched, e.g. a minibatch one, is a group of its own)."""
     install()
     with group_lock(cfg, member=run_dir) as held:
-        # not held: the group's job (another worker or sweep) is training this point; like the group's
-        # members that a one-at-a-time launcher finds done, it counts as skipped
-        if not held or point_state(cfg)[0] in ("done", "failed"):
+        if not held:
+            trainer = holder(run_dir)
+            if trainer is not None and trainer.get("sweep") != os.environ.get(SWEEP_ID_ENV):
+                progress(run_dir, "running elsewhere", {}, None)
+                return "running_elsewhere"
+            return "skipped"
+        if point_state(cfg)[0] in ("done", "failed"):
             return "skipped"
         _started([] if started is None else started)
         return _execute_point(cfg, run_dir)

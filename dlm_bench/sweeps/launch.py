@@ -10,12 +10,14 @@ import os
 import signal
 import sys
 import threading
+import uuid
 from collections import Counter
 from contextlib import ExitStack
 
 from ..run.batched import INDICES_ENV, command_line_beta_indices
 from ..run.signals import raise_terminated, reset, stop_workers
 from ..util.environ import environ_set
+from ..util.locks import SWEEP_ID_ENV
 from .hydra_app import main_hydra
 from .job import sweep_job
 from .progress import PROGRESS_ENV, Monitor, Progress
@@ -31,6 +33,8 @@ def run_sweep(overrides: list[str], shown: Progress | None = None) -> Counter:
     announced = ExitStack()  # restored in `finally`: a later sweep in this process sees none of it
     announced.enter_context(environ_set(INDICES_ENV, command_line_beta_indices(overrides)))  # batched.py's group
     announced.enter_context(environ_set(SWEEP_PID_ENV, str(os.getpid())))  # joblib's workers: watch_parent
+    # recorded in the run locks its jobs take: a job can tell a point this sweep trains from one another sweep does
+    announced.enter_context(environ_set(SWEEP_ID_ENV, uuid.uuid4().hex))
     if shown is not None:
         announced.enter_context(environ_set(PROGRESS_ENV, str(shown.path)))
         announced.enter_context(Monitor(shown))

@@ -6,6 +6,9 @@ names in DLM_BENCH_PROGRESS_FILE (in the results directory: a cluster's shared f
 write per event (atomic on a local file system, and a lost line only costs a progress line). The sweep's process
 reads the file in a thread and shows it: a tqdm bar on a terminal, plain lines elsewhere (logs, SLURM output).
 
+Jobs that another sweep on the same results directory trains (its lock, sweeps/job.py) end as "running_elsewhere"
+or "done_elsewhere": they are not left to this sweep and do not count in the measured / estimated ratio below.
+
 Time left = the cost model's seconds of the jobs not yet finished (plan.plan_estimate, in this machine's speed by the
 speed probe) x the ratio measured / estimated of the jobs that finished (1 before the first), x the load factor
 max(1, loadavg / cores) (os.getloadavg: a loaded machine gives each job less than a core), / the jobs that run at
@@ -22,6 +25,7 @@ from pathlib import Path
 
 PROGRESS_ENV = "DLM_BENCH_PROGRESS_FILE"
 POLL_S = 0.5
+ELSEWHERE = ("running_elsewhere", "done_elsewhere")  # end events of jobs another sweep trains or trained
 
 
 def announce(event: str, outcome: str = "") -> None:
@@ -139,19 +143,28 @@ class Progress:
             elif event == "end" and num not in self.planned_skip:
                 outcome = parts[3] if len(parts) > 3 else "?"
                 self.ended[num] = (at, outcome)
-                # a job with no start event: a batched beta group's member, written by its group's job
-                took = f" in {fmt(at - self.started[num])}" if num in self.started else " (written by its group's job)"
-                out.append(f"sweep: job #{num} {outcome}{took} ({len(self.ended)}/{self.total} done), "
-                           f"elapsed {fmt(self.clock() - self.t0)}, about {fmt(self.left())} left")
+                out.append(f"sweep: job #{num} {self._ended_how(num, outcome, at)} ({len(self.ended)}/{self.total} "
+                           f"done), elapsed {fmt(self.clock() - self.t0)}, about {fmt(self.left())} left")
         return out
+
+    def _ended_how(self, num: int, outcome: str, at: float) -> str:
+        if num in self.started:
+            return f"{outcome} in {fmt(at - self.started[num])}"
+        if outcome == "running_elsewhere":
+            return "left to another sweep (it holds the point's lock)"
+        if outcome == "done_elsewhere":
+            return "skipped (finished by another sweep)"
+        # a job with no start event: a batched beta group's member, written by its group's job
+        return f"{outcome} (written by its group's job)"
 
     def ratio(self) -> float:
         """measured / estimated seconds over the jobs that finished in this sweep (1 before the first). A batched
         beta group's job trains its members, whose own jobs then end `skipped`: their estimates count as done by
-        the group's measured time once they have ended."""
+        the group's measured time once they have ended. A job left to another sweep counts for neither: this
+        sweep did not train it."""
         measured = estimated = 0.0
         for num, (at, outcome) in self.ended.items():
-            if num in self.planned_skip:
+            if num in self.planned_skip or outcome in ELSEWHERE:
                 continue
             est = self.estimates[num] if num < len(self.estimates) else None
             if outcome in ("ok", "diverged", "failed") and num in self.started:

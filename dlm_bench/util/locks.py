@@ -2,7 +2,8 @@
 
 The lock is `<run_dir>/.lock`, created with O_CREAT | O_EXCL (atomic, also on NFS v3+), holding the holder's
 identity: host, pid, the process start time (field 22 of /proc/<pid>/stat, clock ticks since boot) and the boot
-id (/proc/sys/kernel/random/boot_id). It is removed when the run ends. A lock is stale, and taken over, when its
+id (/proc/sys/kernel/random/boot_id), and the sweep it belongs to (DLM_BENCH_SWEEP_ID, which a sweep sets for its
+jobs, in its own process, joblib workers or SLURM tasks alike; absent outside a sweep). It is removed when the run ends. A lock is stale, and taken over, when its
 holder is on this host and is gone: the pid is dead, or the pid now belongs to another process (another start
 time), or the machine has rebooted since (another boot id). Lock files written before start time and boot id
 were recorded ({"host", "pid"}) are read as before: held while that pid is alive. A lock from another host
@@ -18,6 +19,7 @@ import socket
 from pathlib import Path
 
 LOCK_NAME = ".lock"
+SWEEP_ID_ENV = "DLM_BENCH_SWEEP_ID"
 
 
 def _pid_alive(pid: int) -> bool:
@@ -59,7 +61,10 @@ def boot_id() -> str | None:
 def identity(pid: int | None = None) -> dict:
     """What a lock records about its holder (this process by default)."""
     pid = os.getpid() if pid is None else int(pid)
-    return {"host": socket.gethostname(), "pid": pid, "start": proc_start_time(pid), "boot": boot_id()}
+    info = {"host": socket.gethostname(), "pid": pid, "start": proc_start_time(pid), "boot": boot_id()}
+    if os.environ.get(SWEEP_ID_ENV):
+        info["sweep"] = os.environ[SWEEP_ID_ENV]
+    return info
 
 
 def is_alive(info: dict) -> bool:
@@ -85,14 +90,15 @@ def read_lock(path: Path) -> dict:
     KeyError / TypeError on a missing, empty or garbled file."""
     info = json.loads(Path(path).read_text())
     out = {"host": str(info["host"]), "pid": int(info["pid"])}
-    for key in ("start", "boot"):
+    for key in ("start", "boot", "sweep"):
         if info.get(key) is not None:
             out[key] = int(info[key]) if key == "start" else str(info[key])
     return out
 
 
 def holder(run_dir: Path) -> dict | None:
-    """Who holds the lock of `run_dir` ({"host", "pid"}), or None if it is free or stale (see is_alive)."""
+    """Who holds the lock of `run_dir` ({"host", "pid"}, and "sweep" where the holder was a sweep's job), or None if
+    it is free or stale (see is_alive)."""
     path = Path(run_dir) / LOCK_NAME
     try:
         info = read_lock(path)
@@ -110,7 +116,7 @@ def holder(run_dir: Path) -> dict | None:
             return None
     if not is_alive(info):
         return None
-    return {"host": host, "pid": pid}
+    return {"host": host, "pid": pid, **({"sweep": info["sweep"]} if "sweep" in info else {})}
 
 
 class RunLock:

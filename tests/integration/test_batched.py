@@ -77,12 +77,13 @@ def test_unsupported_settings_raise_one_line_config_error(tmp_path, extra):
 # ---------------------------------------------------------------------------------------------- parallel launchers
 
 
-def _lock_as(run_dir, pid):
-    """Write run_dir's lock as if process `pid` (alive, on this host) held it."""
+def _lock_as(run_dir, pid, sweep=None):
+    """Write run_dir's lock as if process `pid` (alive, on this host; a job of sweep `sweep`) held it."""
     import socket
 
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / ".lock").write_text(json.dumps({"host": socket.gethostname(), "pid": pid}))
+    info = {"host": socket.gethostname(), "pid": pid, **({"sweep": sweep} if sweep else {})}
+    (run_dir / ".lock").write_text(json.dumps(info))
 
 
 @pytest.fixture
@@ -135,6 +136,29 @@ def test_a_job_whose_point_the_group_holder_trains_returns_without_waiting(tmp_p
     monkeypatch.setattr(batched.time, "sleep", no_wait)
     assert sweep.sweep_group_job(cfg, run_dir) == "skipped"
     assert not (run_dir / "run.json").exists()
+
+
+@pytest.mark.parametrize("holders_sweep,outcome", [("this-sweep", "skipped"), ("other-sweep", "running_elsewhere")])
+def test_a_point_another_sweep_trains_is_left_to_it_not_counted_as_written_by_its_group(
+        tmp_path, other_processes, monkeypatch, holders_sweep, outcome):
+    """Two sweeps on one results directory: a point whose group (for a minibatch point, the point alone) another
+    sweep holds returns "running_elsewhere", which the summary and the progress display say; a holder of this
+    sweep (another joblib worker training the group) gives "skipped" as before. Before, both were "skipped", and
+    the display counted the other sweep's work as this sweep's group time (time left about halved)."""
+    from dlm_bench.run import batched
+    from dlm_bench.sweeps import job as sweep
+    from dlm_bench.util.locks import SWEEP_ID_ENV
+
+    monkeypatch.setenv(SWEEP_ID_ENV, "this-sweep")
+    cfg, run_dir, group_dir = _member(tmp_path)
+    _lock_as(group_dir, other_processes[0], holders_sweep)
+    _lock_as(run_dir, other_processes[0], holders_sweep)
+    monkeypatch.setattr(batched.time, "sleep", lambda _: pytest.fail("waited for the group lock"))
+    events = tmp_path / "events"
+    monkeypatch.setenv("DLM_BENCH_PROGRESS_FILE", str(events))
+    monkeypatch.setattr(sweep, "announce", lambda event, out="": events.open("a").write(f"{event} {out}\n"))
+    assert sweep.sweep_job(cfg) == outcome
+    assert events.read_text() == f"end {outcome}\n" and not (run_dir / "run.json").exists()
 
 
 def test_a_job_waits_for_a_group_holder_that_does_not_train_its_point(tmp_path, other_processes, monkeypatch):

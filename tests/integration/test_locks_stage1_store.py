@@ -59,6 +59,18 @@ def test_a_new_lock_records_host_pid_start_and_boot(tmp_path):
     assert info["boot"] == open("/proc/sys/kernel/random/boot_id").read().strip()
 
 
+def test_a_lock_names_the_sweep_of_its_holder(tmp_path, monkeypatch):
+    """A sweep's jobs record its id (DLM_BENCH_SWEEP_ID) and holder() returns it: a job tells a point its own
+    sweep trains from one another sweep does (sweeps/job.py). Outside a sweep the field is absent."""
+    with RunLock(tmp_path / "a"):
+        assert "sweep" not in json.loads((tmp_path / "a" / LOCK_NAME).read_text())
+        assert holder(tmp_path / "a") == {"host": socket.gethostname(), "pid": os.getpid()}
+    monkeypatch.setenv(locks.SWEEP_ID_ENV, "sweep-1")
+    with RunLock(tmp_path / "b"):
+        assert json.loads((tmp_path / "b" / LOCK_NAME).read_text())["sweep"] == "sweep-1"
+        assert holder(tmp_path / "b") == {"host": socket.gethostname(), "pid": os.getpid(), "sweep": "sweep-1"}
+
+
 @linux_proc
 @pytest.mark.parametrize("change,held", [
     ({}, True),                                  # the process that wrote it

@@ -76,3 +76,19 @@ def test_a_batched_groups_members_count_against_the_groups_measured_time(tmp_pat
     assert lines[1].startswith("sweep: job #0 ok in 30s (2/5 done)") and not any(" in ?" in line for line in lines)
     assert p.ratio() == pytest.approx(2.0)
     assert p.left() == pytest.approx(5.0 * 2.0)
+
+
+def test_jobs_another_sweep_trains_are_not_left_and_not_in_the_ratio(tmp_path):
+    """Two sweeps sharing a results directory: this one trained job 0 (20 s for 10 estimated, ratio 2); job 1 was
+    locked by the other sweep and job 2 finished by it after this sweep planned. Neither is left to this sweep, and
+    their estimates do not dilute the ratio (before, they counted as group members: ratio 20 / 30 and 20 / 40)."""
+    clock = Clock()
+    ev = tmp_path / "e"
+    p = Progress(ev, [10.0, 10.0, 10.0, 10.0], parallel=1, clock=clock, load=lambda: 1.0)
+    write(ev, "start 0 1000", "end 0 1020 ok", "end 1 1020 running_elsewhere", "end 2 1021 done_elsewhere")
+    clock.t = 1021.0
+    lines = p.read()
+    assert lines[2].startswith("sweep: job #1 left to another sweep (it holds the point's lock) (2/4 done)")
+    assert lines[3].startswith("sweep: job #2 skipped (finished by another sweep) (3/4 done)")
+    assert p.ratio() == pytest.approx(2.0)
+    assert p.left() == pytest.approx(10.0 * 2.0)  # job 3 only
