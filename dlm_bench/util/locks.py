@@ -3,8 +3,8 @@
 The lock is `<run_dir>/.lock`, created with O_CREAT | O_EXCL (atomic, also on NFS v3+), holding the holder's
 identity: host, pid, the process start time (field 22 of /proc/<pid>/stat, clock ticks since boot) and the boot
 id (/proc/sys/kernel/random/boot_id), and the sweep it belongs to (DLM_BENCH_SWEEP_ID, which a sweep sets for its
-jobs, in its own process, joblib workers or SLURM tasks alike; absent outside a sweep). It is removed when the run ends. A lock is stale, and taken over, when its
-holder is on this host and is gone: the pid is dead, or the pid now belongs to another process (another start
+jobs, in its own process, joblib workers or SLURM tasks alike; absent outside a sweep). It is removed when the run
+ends. A lock is stale, and taken over, when its holder is on this host and is gone: the pid is dead, or the pid now belongs to another process (another start
 time), or the machine has rebooted since (another boot id). Lock files written before start time and boot id
 were recorded ({"host", "pid"}) are read as before: held while that pid is alive. A lock from another host
 cannot be checked and counts as held.
@@ -102,7 +102,6 @@ def holder(run_dir: Path) -> dict | None:
     path = Path(run_dir) / LOCK_NAME
     try:
         info = read_lock(path)
-        host, pid = info["host"], info["pid"]
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError):
@@ -116,7 +115,7 @@ def holder(run_dir: Path) -> dict | None:
             return None
     if not is_alive(info):
         return None
-    return {"host": host, "pid": pid, **({"sweep": info["sweep"]} if "sweep" in info else {})}
+    return {key: info[key] for key in ("host", "pid", "sweep") if key in info}
 
 
 class RunLock:
