@@ -309,6 +309,7 @@ class SavigpConfig:
     evals_mog: int = at_least(25)  # function evaluations (L-BFGS) or steps (Adam) per block and global iteration
     evals_hyp: int = at_least(25)
     evals_ll: int = at_least(25)
+    evals_inducing: int = at_least(25)  # blocks: [..., inducing] learns Z (upstream MNIST_binary_inducing_data: 6)
     max_iter: int = ranged(200, "{key} must be >= 1, got {value}", low=1)  # global iterations
     xtol: float = ranged(1.0e-3, "{key} must be a finite number >= 0, got {value}", low=0, finite=True)
     ftol: float = ranged(1.0e-5, "{key} must be a finite number >= 0, got {value}", low=0, finite=True)

@@ -82,6 +82,7 @@ class Savigp(nn.Module):
         self.posterior, self.entropy_kind, self.estimator, self.cv_samples = posterior, entropy, estimator, cv_samples
         self.latent_noise = latent_noise
         self.cv_holdout = cv_holdout
+        # Z needs a gradient only in the "inducing" block (block_optimizer.grads_for switches it on there alone)
         self.Z = nn.ParameterList([nn.Parameter(z.clone(), requires_grad=False) for z in Z])
         dim = Z[0].shape[1]
         self.kernels = nn.ModuleList(SEKernel(dim, ard, lengthscale, variance) for _ in range(Q))
@@ -114,6 +115,11 @@ class Savigp(nn.Module):
 
     def likelihood_parameters(self):
         return [p for p in self.likelihood.parameters() if p.requires_grad]
+
+    def inducing_parameters(self):
+        """The inducing inputs Z_j (upstream's 'inducing' block, optimised after mog and hyp in its
+        MNIST_binary_inducing_data experiment)."""
+        return list(self.Z)
 
     @torch.no_grad()
     def init_posterior(self, m0: torch.Tensor | None = None):

@@ -261,7 +261,7 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
                  "dtype": "float64"}
     ctx.begin_training()
     res = fit(model, Xtr, ytr, num_samples=s.num_samples, blocks=tuple(s.blocks),
-              evals={"mog": s.evals_mog, "hyp": s.evals_hyp, "ll": s.evals_ll}, max_iter=s.max_iter,
+              evals={"mog": s.evals_mog, "hyp": s.evals_hyp, "ll": s.evals_ll, "inducing": s.evals_inducing}, max_iter=s.max_iter,
               optimizer=s.optimizer, lr=s.lr, xtol=s.xtol, ftol=s.ftol, resample=s.resample, seed=s.sample_seed + cfg.seed,
               track=track, max_wall_s=s.max_wall_s,
               heartbeat=Heartbeat.for_progress(cfg.trainer.progress), checkpoint=fit_checkpoint(cfg, ctx.run_dir))
