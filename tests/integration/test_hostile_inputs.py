@@ -553,7 +553,7 @@ OWN_LOOP = [
         ("offset", "nan"), ("offset", "-1"), ("transform", "nope"), ("x_scale", "0"), ("x_scale", "inf"),
         ("latent_noise", "nan"), ("lengthscale_init", "0"), ("variance_init", "inf"), ("noise_init", "-1"),
         ("optimizer", "nope"), ("lr", "0"), ("lr", "nan"), ("blocks", "[nope]"), ("evals_mog", "0"),
-        ("evals_hyp", "-1"), ("evals_ll", "0"), ("max_iter", "0"), ("xtol", "nan"), ("xtol", "-1"), ("ftol", "nan"),
+        ("evals_hyp", "-1"), ("evals_ll", "0"), ("evals_inducing", "0"), ("max_iter", "0"), ("xtol", "nan"), ("xtol", "-1"), ("ftol", "nan"),
         ("ftol", "inf"), ("max_wall_s", "-1"), ("max_wall_s", "nan"), ("pred_samples", "0"), ("pred_samples", "-1"),
         ("pred_samples", "1000000000")]],
     ("savigp", "savigp.posterior=mog savigp.components=100000", "savigp.components"),
