@@ -22,7 +22,7 @@ from ..models.components import initial_inducing_points
 from ..results.outcome import Outcome
 from ..training.checkpoint import CHECKPOINT, Checkpoint
 from ..util.logline import Heartbeat
-from .block_optimizer import fit
+from .block_optimizer import BLOCKS, fit
 from .likelihoods import LIKELIHOODS, build_likelihood
 from .model import LOG_UPPER, Savigp
 
@@ -38,8 +38,6 @@ def check_config(cfg: DictConfig) -> None:
     check_domains(cfg, ("savigp",))
     if not list(s.blocks):
         raise ConfigError("savigp.blocks must name at least one block to optimise (e.g. [mog, hyp, ll])")
-    from .block_optimizer import BLOCKS
-
     for b in s.blocks:
         if b not in BLOCKS:
             raise ConfigError(f"savigp.blocks: unknown block {b!r}; valid: {', '.join(BLOCKS)}")
@@ -261,7 +259,7 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
                  "dtype": "float64"}
     ctx.begin_training()
     res = fit(model, Xtr, ytr, num_samples=s.num_samples, blocks=tuple(s.blocks),
-              evals={"mog": s.evals_mog, "hyp": s.evals_hyp, "ll": s.evals_ll, "inducing": s.evals_inducing}, max_iter=s.max_iter,
+              evals={b: s[f"evals_{b}"] for b in BLOCKS}, max_iter=s.max_iter,
               optimizer=s.optimizer, lr=s.lr, xtol=s.xtol, ftol=s.ftol, resample=s.resample, seed=s.sample_seed + cfg.seed,
               track=track, max_wall_s=s.max_wall_s,
               heartbeat=Heartbeat.for_progress(cfg.trainer.progress), checkpoint=fit_checkpoint(cfg, ctx.run_dir))

@@ -389,7 +389,7 @@ def test_inducing_input_gradients_finite_differences():
 
 
 def test_inducing_block_moves_z_raises_the_elbo_and_other_blocks_leave_z_alone():
-    """fit(blocks=[mog]) keeps Z where it was; adding the inducing block moves Z and ends at a higher ELBO than
+    """fit(blocks=[mog, hyp]) keeps Z where it was; adding the inducing block moves Z and ends at a higher ELBO than
     the same fit without it (exact estimator: no Monte Carlo noise); Z leaves the fit without a gradient flag."""
     X, y, Z = toy(N=60, M=6, seed=1)
     ends = {}
