@@ -327,3 +327,37 @@ def test_runs_that_differ_in_a_setting_inside_a_cell_are_two_series_not_seeds(tm
                            cell=("dataset", "train_size"))
     assert sorted(zip(picked["series"], picked["seed"], picked["beta"])) == [
         ("DLM [pretrain_model=sgpr]", 0, 10.0), ("DLM [pretrain_model=sgpr]", 1, 10.0), ("DLM [pretrain_model=svgp]", 2, 10.0)]
+
+
+def test_beta_selection_leaves_out_a_seed_whose_grid_is_partial(tmp_path):
+    """A sweep cut by --time-limit leaves a seed with part of the beta grid; its minimum over that part is another
+    statistic, so the seed is left out until its grid is complete. A point that ran and diverged still counts."""
+    grid = {0: 10.0, 1: 1.0, 2: 0.1}  # beta_index -> beta, as the paper's grid n / 2^k runs downwards
+    for seed in SEEDS:
+        for k, beta in grid.items():
+            if seed == 2 and k == 0:
+                continue  # seed 2 never ran beta = 10, which validation prefers
+            status = "diverged" if (seed == 1 and k == 2) else "ok"
+            rec = {"schema": 1, "status": status, "error": None, "paper": "dlm", "experiment": "e",
+                   "dataset": "boston", "task": "regression", "model": "svgp", "objective": "dlm",
+                   "estimator": "exact", "likelihood": "gaussian", "beta": beta, "seed": seed,
+                   "split": "dlm_regression", "train_size": 339, "num_inducing": 50, "hyperparameters": "joint",
+                   "metrics": {"test_nll": 1.0 + seed, "val_nll": -beta}, "train": {"iterations": 10},
+                   "config": {"objective": {"beta_index": k}}, "env": {"git": "abc"}}
+            d = tmp_path / "e" / f"{seed}_{k}"
+            d.mkdir(parents=True)
+            (d / "run.json").write_text(json.dumps(rec))
+    df = collect([tmp_path])
+    assert df["cfg.objective.beta_index"].notna().all()
+    picked = apply_methods(df, (MethodSpec("DLM", where(objective="dlm"), select_by="val_nll"),))
+    # seeds 0 and 1 pick beta = 10 (seed 1's diverged beta = 0.1 is part of its grid); seed 2, at beta = 1 over
+    # its partial grid, is not averaged in
+    assert sorted(zip(picked["seed"], picked["beta"])) == [(0, 10.0), (1, 10.0)]
+    # once its grid is complete, it is selected like its siblings
+    d = tmp_path / "e" / "2_0"
+    d.mkdir()
+    rec = json.loads((tmp_path / "e" / "2_1" / "run.json").read_text())
+    rec.update(beta=10.0, metrics={"test_nll": 3.0, "val_nll": -10.0}, config={"objective": {"beta_index": 0}})
+    (d / "run.json").write_text(json.dumps(rec))
+    picked = apply_methods(collect([tmp_path]), (MethodSpec("DLM", where(objective="dlm"), select_by="val_nll"),))
+    assert sorted(zip(picked["seed"], picked["beta"])) == [(0, 10.0), (1, 10.0), (2, 10.0)]
