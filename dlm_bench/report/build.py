@@ -23,7 +23,7 @@ from .layouts import (
     swept_columns,
 )
 from .predictive import make_predictive_figure, write_predictive_comparison
-from .tables import SERIES, apply_methods, fmt_cell, mean_se, pivot_for_markdown, to_markdown
+from .tables import SERIES, apply_methods, fmt_cell, mean_se, partial_grids, pivot_for_markdown, to_markdown
 
 
 def missing_points(df: pd.DataFrame, by: list[str]) -> list[str]:
@@ -161,6 +161,8 @@ def _build(dirs, out: Path, paper: str | None) -> dict:
             stem = out / f"{experiment}_{spec.name}"
             if isinstance(spec, TableSpec):
                 made["tables"] += _write_table(sub, spec, stem, experiment)
+                made["missing"] += [f"[{experiment}] {spec.name}: {note}"
+                                    for note in partial_grids(sub, spec.methods, tuple(spec.by), spec.over)]
             elif isinstance(spec, ExternalSpec):
                 written = spec.build([Path(d) / "run.json" for d in sub["run_dir"]], stem, experiment)
                 made["figures"] += [p for p in written if p.suffix == ".png"]

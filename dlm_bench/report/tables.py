@@ -56,18 +56,45 @@ def apply_methods(df: pd.DataFrame, methods: tuple[MethodSpec, ...], extra_group
         return ok.assign(**{SERIES: ok["method"]})
     parts = []
     for m in methods:
-        ran = _matching(df, m.where)
-        rows = ran[ran["status"] == "ok"]
-        if m.select_by and GRID_COL in rows and rows[GRID_COL].notna().any():
-            rows = rows[rows[GRID_COL].notna()]  # what select_beta chooses among: the grid's runs
-        within = tuple(c for c in cell if not (m.select_by and c == "beta"))  # a selection's cell spans its betas
-        variants = variant_settings(rows, within, over) if len(rows) > 1 else []
+        ran, rows, group, variants = _candidates(df, m, cell, over, extra_group)
         if m.select_by:
-            group = tuple(dict.fromkeys(("dataset", "train_size", "seed") + extra_group + tuple(variants)))
             rows = rows[_full_grid(ran, rows, group)]
             rows = select_beta(rows.assign(method=m.label), metric=m.select_by, group_cols=group)
         parts.append(rows.assign(**{SERIES: _variant_labels(rows, m.label, variants) if variants else m.label}))
     return pd.concat(parts, ignore_index=True) if parts else ok.iloc[0:0].assign(**{SERIES: []})
+
+
+def partial_grids(df: pd.DataFrame, methods: tuple[MethodSpec, ...], cell: tuple[str, ...] = ("dataset", "train_size", "beta"),
+                  over: tuple[str, ...] = ()) -> list[str]:
+    """The selection groups apply_methods leaves out because their beta grid is partial, one line each, for
+    index.md: "beta-ELBO {'dataset': 'cadata', 'train_size': 13829, 'seed': 3}: 8 of 21 grid points run"."""
+    notes = []
+    for m in (m for m in methods if m.select_by):
+        ran, rows, group, _ = _candidates(df, m, cell, over, ())
+        left = rows[~_full_grid(ran, rows, group)]
+        keys = [c for c in group if c in ran]
+        grid = ran[ran[GRID_COL].notna()] if GRID_COL in ran else ran.iloc[0:0]
+        for key, g in left.groupby(keys, dropna=False):
+            where_ = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+            siblings = grid[np.logical_and.reduce([grid[c] == v for c, v in where_.items() if c != "seed"]
+                                                  + [np.ones(len(grid), bool)])]
+            mine = siblings[siblings["seed"] == where_.get("seed")] if "seed" in where_ else siblings
+            notes.append(f"{m.label} {where_}: left out of the beta selection, "
+                         f"{mine[GRID_COL].nunique()} of {siblings[GRID_COL].nunique()} grid points run")
+    return notes
+
+
+def _candidates(df: pd.DataFrame, m: MethodSpec, cell: tuple[str, ...], over: tuple[str, ...],
+                extra_group: tuple[str, ...]):
+    """A method's runs (any status), its ok runs to select among or average, its selection group and variants."""
+    ran = _matching(df, m.where)
+    rows = ran[ran["status"] == "ok"]
+    if m.select_by and GRID_COL in rows and rows[GRID_COL].notna().any():
+        rows = rows[rows[GRID_COL].notna()]  # what select_beta chooses among: the grid's runs
+    within = tuple(c for c in cell if not (m.select_by and c == "beta"))  # a selection's cell spans its betas
+    variants = variant_settings(rows, within, over) if len(rows) > 1 else []
+    group = tuple(dict.fromkeys(("dataset", "train_size", "seed") + extra_group + tuple(variants)))
+    return ran, rows, group, variants
 
 
 def _matching(df: pd.DataFrame, where: tuple) -> pd.DataFrame:

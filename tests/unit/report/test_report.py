@@ -10,7 +10,7 @@ import pytest
 from dlm_bench.report import FigureSpec, MethodSpec, build_report, collect
 from dlm_bench.report.figures import make_figure
 from dlm_bench.report.layouts import where
-from dlm_bench.report.tables import apply_methods, mean_se
+from dlm_bench.report.tables import apply_methods, mean_se, partial_grids
 
 BETAS = (0.1, 1.0, 10.0)
 SEEDS = (0, 1, 2)
@@ -353,6 +353,8 @@ def test_beta_selection_leaves_out_a_seed_whose_grid_is_partial(tmp_path):
     # seeds 0 and 1 pick beta = 10 (seed 1's diverged beta = 0.1 is part of its grid); seed 2, at beta = 1 over
     # its partial grid, is not averaged in
     assert sorted(zip(picked["seed"], picked["beta"])) == [(0, 10.0), (1, 10.0)]
+    notes = partial_grids(df, (MethodSpec("DLM", where(objective="dlm"), select_by="val_nll"),))
+    assert len(notes) == 1 and "'seed': 2" in notes[0] and "2 of 3 grid points run" in notes[0]
     # once its grid is complete, it is selected like its siblings
     d = tmp_path / "e" / "2_0"
     d.mkdir()
@@ -361,3 +363,4 @@ def test_beta_selection_leaves_out_a_seed_whose_grid_is_partial(tmp_path):
     (d / "run.json").write_text(json.dumps(rec))
     picked = apply_methods(collect([tmp_path]), (MethodSpec("DLM", where(objective="dlm"), select_by="val_nll"),))
     assert sorted(zip(picked["seed"], picked["beta"])) == [(0, 10.0), (1, 10.0), (2, 10.0)]
+    assert partial_grids(collect([tmp_path]), (MethodSpec("DLM", where(objective="dlm"), select_by="val_nll"),)) == []
