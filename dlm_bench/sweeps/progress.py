@@ -12,7 +12,11 @@ or "done_elsewhere": they are not left to this sweep and do not count in the mea
 Time left = the cost model's seconds of the jobs not yet finished (plan.plan_estimate, in this machine's speed by the
 speed probe) x the ratio measured / estimated of the jobs that finished (1 before the first), x the load factor
 max(1, loadavg / cores) (os.getloadavg: a loaded machine gives each job less than a core), / the jobs that run at
-once. Jobs without an estimate (own-loop models) count as the mean measured job once one finished.
+once. Jobs without an estimate (own-loop models) count as the mean measured job once one finished. Once another sweep
+has taken one of this sweep's points (an ELSEWHERE end), the sweeps whose events files in the same folder belong to
+live processes on this host share what is left: it is divided by their number too (two processes running the same
+command showed twice the true time left). Without that evidence another sweep may run another grid, and only the
+load factor counts it.
 """
 
 from __future__ import annotations
@@ -195,7 +199,27 @@ class Progress:
             if num in self.started:  # running: what it has done so far is not left
                 job = max(job - (now - self.started[num]), 0.0)
             left += job
-        return left / self.parallel
+        return left / (self.parallel * self.sharing())
+
+    def sharing(self) -> int:
+        """1 + the other live sweeps that take this sweep's points (module docstring); 1 before any is seen."""
+        if not any(o in ELSEWHERE for _, o in self.ended.values()):
+            return 1
+        return 1 + sum(1 for f in self.path.parent.glob("*.events") if f != self.path and _live(f))
+
+
+def _live(events: Path) -> bool:
+    """Whether the process that named an events file `<pid>-<time>.events` (Progress.for_plan) is running here."""
+    pid = events.name.split("-", 1)[0]
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    return True
 
 
 class Monitor:

@@ -92,3 +92,31 @@ def test_jobs_another_sweep_trains_are_not_left_and_not_in_the_ratio(tmp_path):
     assert lines[3].startswith("sweep: job #2 skipped (finished by another sweep) (3/4 done)")
     assert p.ratio() == pytest.approx(2.0)
     assert p.left() == pytest.approx(10.0 * 2.0)  # job 3 only
+
+
+def test_time_left_is_shared_with_live_sweeps_that_take_this_sweeps_points(tmp_path):
+    """Two processes running the same command share the points left; each showed twice the true time left. Another
+    live sweep's events file counts once it has taken one of this sweep's points; a dead process's file never."""
+    import os
+    import subprocess
+    import sys
+
+    clock = Clock()
+    ev = tmp_path / f"{os.getpid()}-1.events"
+    p = Progress(ev, [10.0, 10.0, 10.0, 10.0], parallel=1, clock=clock, load=lambda: 1.0)
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    try:
+        (tmp_path / f"{other.pid}-2.events").write_text("")
+        (tmp_path / f"{dead.stdout.strip()}-3.events").write_text("")  # its process has exited
+        write(ev, "start 0 1000", "end 0 1010 ok")
+        clock.t = 1010.0
+        p.read()
+        assert p.sharing() == 1 and p.left() == pytest.approx(30.0)  # no point taken by another sweep yet
+        write(ev, "end 1 1010 running_elsewhere")
+        p.read()
+        assert p.sharing() == 2 and p.left() == pytest.approx(20.0 / 2)  # jobs 2 and 3, shared by two sweeps
+    finally:
+        other.kill()
+        other.wait()
+    assert p.sharing() == 1
