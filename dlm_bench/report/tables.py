@@ -67,20 +67,18 @@ def apply_methods(df: pd.DataFrame, methods: tuple[MethodSpec, ...], extra_group
 def partial_grids(df: pd.DataFrame, methods: tuple[MethodSpec, ...], cell: tuple[str, ...] = ("dataset", "train_size", "beta"),
                   over: tuple[str, ...] = ()) -> list[str]:
     """The selection groups apply_methods leaves out because their beta grid is partial, one line each, for
-    index.md: "beta-ELBO {'dataset': 'cadata', 'train_size': 13829, 'seed': 3}: 8 of 21 grid points run"."""
+    index.md: "beta-ELBO {'dataset': 'cadata', 'train_size': 13829, 'seed': 3}: left out of the beta selection,
+    8 of 21 grid points run"."""
     notes = []
     for m in (m for m in methods if m.select_by):
         ran, rows, group, _ = _candidates(df, m, cell, over, ())
-        left = rows[~_full_grid(ran, rows, group)]
-        keys = [c for c in group if c in ran]
-        grid = ran[ran[GRID_COL].notna()] if GRID_COL in ran else ran.iloc[0:0]
-        for key, g in left.groupby(keys, dropna=False):
-            where_ = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
-            siblings = grid[np.logical_and.reduce([grid[c] == v for c, v in where_.items() if c != "seed"]
-                                                  + [np.ones(len(grid), bool)])]
-            mine = siblings[siblings["seed"] == where_.get("seed")] if "seed" in where_ else siblings
-            notes.append(f"{m.label} {where_}: left out of the beta selection, "
-                         f"{mine[GRID_COL].nunique()} of {siblings[GRID_COL].nunique()} grid points run")
+        if GRID_COL not in rows or rows[GRID_COL].isna().all():
+            continue
+        counts = _grid_counts(ran, group)
+        short = counts[counts["have"] < counts["of"]].merge(rows[list(counts.columns[:-2])].drop_duplicates())
+        for key in short.to_dict("records"):
+            have, of = key.pop("have"), key.pop("of")
+            notes.append(f"{m.label} {key}: left out of the beta selection, {have} of {of} grid points run")
     return notes
 
 
@@ -117,14 +115,23 @@ def _full_grid(ran: pd.DataFrame, rows: pd.DataFrame, group: tuple[str, ...]) ->
     part of the grid, only never chosen."""
     if GRID_COL not in rows or rows.empty or rows[GRID_COL].isna().all():
         return pd.Series(True, index=rows.index)
+    counts = _grid_counts(ran, group)
+    full = counts.loc[counts["have"] == counts["of"], counts.columns[:-2]]
+    hit = rows[list(full.columns)].merge(full, how="left", indicator=True)  # a left merge keeps the rows' order
+    return pd.Series((hit["_merge"] == "both").to_numpy(), index=rows.index)
+
+
+def _grid_counts(ran: pd.DataFrame, group: tuple[str, ...]) -> pd.DataFrame:
+    """One row per selection group of `ran` (any status): its keys, `have` (grid points it ran) and `of` (grid
+    points its sibling groups, the same keys but the seed, ran together)."""
     keys = [c for c in group if c in ran]
     siblings = [c for c in keys if c != "seed"]
-    ran = ran[ran[GRID_COL].notna()]
-    n_seed = ran.groupby(keys, dropna=False)[GRID_COL].transform("nunique")
-    n_all = ran.groupby(siblings, dropna=False)[GRID_COL].transform("nunique") if siblings else ran[GRID_COL].nunique()
-    full = ran.loc[n_seed == n_all, keys].drop_duplicates()
-    hit = rows[keys].merge(full, on=keys, how="left", indicator=True)  # a left merge keeps the rows' order
-    return pd.Series((hit["_merge"] == "both").to_numpy(), index=rows.index)
+    grid = ran[ran[GRID_COL].notna()]
+    have = grid.groupby(keys, dropna=False)[GRID_COL].nunique().rename("have").reset_index()
+    if not siblings:
+        return have.assign(of=grid[GRID_COL].nunique())
+    of = grid.groupby(siblings, dropna=False)[GRID_COL].nunique().rename("of").reset_index()
+    return have.merge(of, on=siblings, how="left")
 
 
 def mean_se(df: pd.DataFrame, by: list[str], metrics: tuple[str, ...]) -> pd.DataFrame:

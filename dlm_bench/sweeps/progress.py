@@ -27,6 +27,8 @@ import threading
 import time
 from pathlib import Path
 
+from ..util.locks import pid_alive
+
 PROGRESS_ENV = "DLM_BENCH_PROGRESS_FILE"
 POLL_S = 0.5
 ELSEWHERE = ("running_elsewhere", "done_elsewhere")  # end events of jobs another sweep trains or trained
@@ -211,15 +213,7 @@ class Progress:
 def _live(events: Path) -> bool:
     """Whether the process that named an events file `<pid>-<time>.events` (Progress.for_plan) is running here."""
     pid = events.name.split("-", 1)[0]
-    if not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, another user's
-        return True
-    return True
+    return pid.isdigit() and pid_alive(int(pid))
 
 
 class Monitor:

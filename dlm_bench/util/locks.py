@@ -22,7 +22,8 @@ LOCK_NAME = ".lock"
 SWEEP_ID_ENV = "DLM_BENCH_SWEEP_ID"
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process `pid` exists on this host (another user's counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -73,7 +74,7 @@ def is_alive(info: dict) -> bool:
     if str(info.get("host")) != socket.gethostname():
         return True
     pid = int(info["pid"])
-    if pid <= 0 or not _pid_alive(pid):
+    if pid <= 0 or not pid_alive(pid):
         return False
     boot, start = info.get("boot"), info.get("start")
     if boot is not None and boot_id() is not None and str(boot) != boot_id():
