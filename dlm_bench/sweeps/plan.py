@@ -25,6 +25,7 @@ DRY_RUN_WORDS = {
     "invalid": "INVALID",
     "no_data": "DATA UNAVAILABLE",
 }
+SKIPPED = ("outside_grid", "not_applicable")  # the states of points a sweep skips without running them
 
 
 class PlannedPoint(NamedTuple):
@@ -55,19 +56,9 @@ def plan_sweep(overrides: list[str], compose_each: bool = False) -> list[Planned
     point validated as its run would validate it before loading data (harness.validate_point), so a bad point is
     `invalid` with its one-line reason. The grid is expanded as Hydra's BasicSweeper does (hydra.sweeper.params of
     the composed config, then the command-line sweeps). compose_each: compose every point with Hydra (slow; tests)."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.types import RunMode
-    from omegaconf import OmegaConf
-
     out = []
     with main_hydra() as hydra:
-        master = hydra.compose_config("config", overrides, run_mode=RunMode.MULTIRUN, with_log_configuration=False)
-        params = [f"{k}={v}" for k, v in (master.hydra.sweeper.get("params") or {}).items()]
-        params += list(OmegaConf.to_container(master.hydra.overrides.task, resolve=False))
-        parser = OverridesParser.create(config_loader=hydra.config_loader)
-        parsed = parser.parse_overrides(params)
-        sweeps = {o.get_key_element() for o in parsed if o.is_sweep_override()}
-        points = split_arguments(parsed)
+        master, parser, points, sweeps = _expand(hydra, overrides)
         every = max(1, len(points) // 10) if len(points) >= PROGRESS_FROM else 0
         composed: dict[tuple, object] = {}
         for i, point in enumerate(points):
@@ -76,6 +67,35 @@ def plan_sweep(overrides: list[str], compose_each: bool = False) -> list[Planned
             shown = " ".join(p for p in point if p.partition("=")[0] in sweeps)
             out.append(_plan_point(hydra, master, parser, list(point), shown, composed, compose_each))
     return out
+
+
+def _expand(hydra, overrides: list[str], leave_out=lambda key: False):
+    """(master config, override parser, every grid point's overrides in BasicSweeper order, the swept keys):
+    hydra.sweeper.params of the composed config (less the keys `leave_out` names), then the command line."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.types import RunMode
+    from omegaconf import OmegaConf
+
+    master = hydra.compose_config("config", overrides, run_mode=RunMode.MULTIRUN, with_log_configuration=False)
+    params = [f"{k}={v}" for k, v in (master.hydra.sweeper.get("params") or {}).items() if not leave_out(k)]
+    params += list(OmegaConf.to_container(master.hydra.overrides.task, resolve=False))
+    parser = OverridesParser.create(config_loader=hydra.config_loader)
+    parsed = parser.parse_overrides(params)
+    return master, parser, split_arguments(parsed), {o.get_key_element() for o in parsed if o.is_sweep_override()}
+
+
+def first_runnable_point(overrides: list[str], leave_out=lambda key: False) -> list[str]:
+    """Every override of the first grid point (BasicSweeper order) that `dlm-bench sweep <overrides>` runs rather
+    than skips as not applicable (a method without beta at a beta index above 0; not in the paper); the first point
+    when none is. Swept keys that `leave_out` names are not swept. Composes once per distinct set of group choices
+    met on the way, as plan_sweep does."""
+    with main_hydra() as hydra:
+        master, parser, points, _ = _expand(hydra, overrides, leave_out)
+        composed: dict[tuple, object] = {}
+        for point in points:
+            if _plan_point(hydra, master, parser, list(point), "", composed, False).state not in SKIPPED:
+                return list(point)
+        return list(points[0]) if points else []
 
 
 def _plan_point(hydra, master, parser, point: list[str], shown: str, composed: dict, compose_each: bool):
