@@ -75,6 +75,8 @@ def main():
     savigp = bench_savigp.main(["--rounds", "3" if q else "5"])  # a str: skipped, why (its data is not here)
     print("== kl-PAC-SGP loss + gradient (PAC Table 2 size: N=3000, M=500, SE-ARD)", flush=True)
     pac_ratio, pac_s = bench_pac_sgp.main(["--rounds", "2" if q else "5"])
+    print("== kl-PAC-SGP loss + gradient, blocks vs all at once (PAC Table 3 kin40k size: N=32000, M=500)", flush=True)
+    pac_blocked_ratio, pac_blocked_s = bench_pac_sgp.main(["--blocked", "--rounds", "1" if q else "3"])
     print("== ordinal site expectations (SGGPM stock-shaped batch, 856 points)", flush=True)
     ord_ratio, ord_ms = bench_ordinal_site.main(["--calls", "5" if q else "15"])
     print("== thread count", flush=True)
@@ -116,6 +118,8 @@ def main():
               f"{savigp_total / savigp_ms['value+grad'] / 1e6:.2f} GFLOP/s)   (no target)")
     print(f"kl-PAC-SGP step, q(f) reusing Kuf / evaluating it again (N=3000, M=500)  {pac_ratio:6.2f}   "
           f"({pac_s * 1e3:.0f} ms; no target, < 1: predict_at_inputs' gain)")
+    print(f"kl-PAC-SGP step, blocks of 2048 points / all at once (N=32000, M=500)  {pac_blocked_ratio:6.2f}   "
+          f"({pac_blocked_s:.1f} s; no target, < 1: the blocking's gain)")
     print(f"ordinal site, split by feature levels / whole batch (856 points)  {ord_ratio:6.2f}   ({ord_ms:.1f} ms; "
           f"no target, < 1: the split's gain)")
     print(f"1-thread / {cores}-thread wall, default run           {thread_ratio:6.2f}   (< 1: one thread is faster; "

@@ -6,6 +6,10 @@ thread unless --threads. Two ways to get q(f) at the training points, same model
   loss does since 2026-11-25);
 - `predict`: evaluates Kuf and diag Kff again and solves L^{-1} Kuf a second time (the loss before).
 
+`--blocked` times instead the loss through the points in blocks of 2048 (PacSGPBundle.fast, collapsed.
+blocked_terms_and_marginals; the loss since 2026-12-05 from N = 4096 on) against all of them at once (fast=False), at
+PAC Table 3's kin40k size: kin40k-shaped synthetic data (N = 32000, D = 8), M = 500, SE-ARD, FITC q(u).
+
 Both give the same loss and gradient to rounding (checked here and by tests/unit/models/test_collapsed.py). Timed in
 process CPU time, median over rounds.
 """
@@ -43,6 +47,38 @@ def make_bundle(n=3000, d=26, m=500, seed=0):
                              "method=kl_pac_sgp"], n, d, seed)
 
 
+def make_kin40k_bundle(n=32000, d=8, m=500, seed=0):
+    return synthetic_bundle(["experiment=pac_table3", "dataset=kin40k", "method=kl_pac_sgp",
+                             f"model.num_inducing={m}"], n, d, seed)
+
+
+def blocked_vs_plain(n=32000, rounds=3, reps=1):
+    """(blocked / all-at-once CPU time, blocked seconds) of one loss + gradient, interleaved rounds, median."""
+    bundle, X, y = make_kin40k_bundle(n=n)
+    bundle.train()
+
+    def with_fast(fast):
+        def loss(b, X, y):
+            b.fast = fast
+            return type(b).loss(b, X, y)
+        return loss
+
+    blocked, plain = with_fast(True), with_fast(False)
+    timed(blocked, bundle, X, y, 1)  # warm-up
+    blocked_t, plain_t = [], []
+    for _ in range(rounds):
+        t, (b_loss, b_g) = timed(blocked, bundle, X, y, reps)
+        blocked_t.append(t)
+        t, (p_loss, p_g) = timed(plain, bundle, X, y, reps)
+        plain_t.append(t)
+    assert abs(b_loss - p_loss) <= 1e-12 * abs(p_loss), (b_loss, p_loss)
+    assert torch.allclose(b_g, p_g, rtol=1e-8, atol=1e-10 * p_g.abs().max().item())
+    b_s, p_s = statistics.median(blocked_t), statistics.median(plain_t)
+    print(f"kl-PAC-SGP loss + gradient (N={n}, D=8, M=500, SE-ARD): {b_s * 1e3:.0f} ms in blocks of "
+          f"{bundle.BLOCK}, {p_s * 1e3:.0f} ms all at once (CPU)")
+    return b_s / p_s, b_s
+
+
 def loss_via_predict(bundle, X, y):
     """The loss as it was: q(f) at the training points through `collapsed.predict` (Kuf evaluated again)."""
     t = bundle._collapsed(X, y)
@@ -68,8 +104,11 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=3, help="evaluations per round")
     ap.add_argument("--n", type=int, default=3000)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--blocked", action="store_true", help="blocks vs all at once at kin40k size (default --n 32000)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
+    if args.blocked:
+        return blocked_vs_plain(n=args.n if args.n != 3000 else 32000, rounds=args.rounds, reps=1)
     bundle, X, y = make_bundle(n=args.n)
     bundle.train()
     new_fn, old_fn = type(bundle).loss, loss_via_predict

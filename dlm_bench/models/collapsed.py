@@ -71,10 +71,29 @@ def collapsed_terms_blocked(Kuu, blocks, noise, alpha: float = 1.0, jitter=0.0) 
     the D^-1/2 scaling, and their backward) streams it through memory; on blocks of a few thousand columns it stays
     in cache (models/sgpr.py uses it for the training loss). The returned terms have A = None (no M x N matrix is
     kept); everything else is as `collapsed_terms` returns it."""
+    return _blocked(Kuu, blocks, noise, alpha, jitter)[0]
+
+
+def blocked_terms_and_marginals(Kuu, blocks, noise, alpha: float = 1.0, jitter=0.0):
+    """(terms, mean, var): `collapsed_terms_blocked` and then `predict_at_inputs` block by block (a second pass over
+    the kept blocks of A = L^{-1} Kuf for LB^{-1} A, once LB is known). Equal to `predict_at_inputs(collapsed_terms(...))`
+    to rounding (tests/unit/models/test_collapsed_fast_path.py). Why: PAC-SGP's training loss needs q(f) at every
+    training point; all at once its M x N elementwise steps run out of cache (models/pac_gp.py; docs/performance.md:
+    0.70 of the all-at-once loss + gradient at N = 32000, M = 500)."""
+    t, As = _blocked(Kuu, blocks, noise, alpha, jitter, keep_A=True)
+    means, variances = [], []
+    for A, lam in zip(As, t.lam.split([A.shape[-1] for A in As])):
+        b = torch.linalg.solve_triangular(t.LB, A, upper=False)
+        means.append(b.T @ t.c)
+        variances.append((lam + b.square().sum(0)).clamp_min(0.0))
+    return t, torch.cat(means), torch.cat(variances)
+
+
+def _blocked(Kuu, blocks, noise, alpha: float, jitter, keep_A: bool = False):
     if not 0.0 <= alpha <= 1.0:
         raise ValueError(f"alpha must be in [0, 1], got {alpha}")
     L, eye = jittered_cholesky(Kuu, jitter)
-    AAt, Ay, lams, ds, ys = 0.0, 0.0, [], [], []
+    AAt, Ay, lams, ds, ys, As = 0.0, 0.0, [], [], [], []
     for Kuf, kff_diag, y in blocks:
         A = torch.linalg.solve_triangular(L, Kuf, upper=False)
         lam = (kff_diag - A.square().sum(0)).clamp_min(0.0)
@@ -83,9 +102,11 @@ def collapsed_terms_blocked(Kuu, blocks, noise, alpha: float = 1.0, jitter=0.0) 
         AAt = AAt + Aw @ Aw.T
         Ay = Ay + Aw @ (y / d.sqrt())
         lams.append(lam), ds.append(d), ys.append(y)
+        if keep_A:
+            As.append(A)
     LB = torch.linalg.cholesky(eye + AAt)
     c = torch.linalg.solve_triangular(LB, Ay.unsqueeze(-1), upper=False).squeeze(-1)
-    return CollapsedTerms(L, None, torch.cat(lams), torch.cat(ds), LB, c, torch.cat(ys), noise, alpha)
+    return CollapsedTerms(L, None, torch.cat(lams), torch.cat(ds), LB, c, torch.cat(ys), noise, alpha), As
 
 
 def vfe_from_stats(P, v, kff_sum, yy, noise, n: int) -> torch.Tensor:

@@ -71,3 +71,30 @@ def test_blocked_terms_equal_terms():
     finally:
         collapsed.collapsed_terms_blocked = orig
     assert calls == []
+
+
+@pytest.mark.parametrize("extra", [("method=kl_pac_sgp",), ("method=sqrt_pac_sgp", "pac.sparse_q=vfe"),
+                                   ("method=kl_pac_sgp", "pac.loss=exp", "model.learn_inducing=false")])
+@pytest.mark.parametrize("block", [64, 150])  # uneven last block; two blocks
+def test_pac_sgp_blocked_loss_equals_plain_loss(extra, block):
+    # PAC-SGP's bound needs q(f) at every training point: the blocked path's second pass (LB^-1 A per block) against
+    # collapsed_terms + predict_at_inputs on all the points
+    bundle, X, y = bundle_and_data("pac_sgp", extra=("paper=pac", *extra))
+    bundle.BLOCK = block
+    ref_loss, ref_g = loss_and_grads(bundle, X, y, fast=False)
+    loss, g = loss_and_grads(bundle, X, y, fast=True)
+    assert torch.allclose(loss, ref_loss, rtol=1e-10, atol=0), (loss, ref_loss)
+    for a, b in zip(g, ref_g):
+        assert torch.allclose(a, b, rtol=1e-10, atol=1e-10 * b.abs().max().item()), (a - b).abs().max()
+
+
+def test_blocked_marginals_equal_predict_at_inputs():
+    bundle, X, y = bundle_and_data("fitc")
+    t = bundle.terms(X, y)
+    Kuu = bundle.kernel(bundle.Z).to_dense()
+    blocks = ((bundle.kernel(bundle.Z, Xb).to_dense(), bundle.kernel(Xb, diag=True), yb)
+              for Xb, yb in zip(X.split(70), y.split(70)))
+    tb, mean, var = collapsed.blocked_terms_and_marginals(Kuu, blocks, bundle.noise, 1.0, collapsed.default_jitter(Kuu))
+    ref_mean, ref_var = collapsed.predict_at_inputs(t)
+    assert tb.A is None and mean.shape == var.shape == (300,)
+    assert torch.allclose(mean, ref_mean, rtol=1e-10, atol=1e-12) and torch.allclose(var, ref_var, rtol=1e-10, atol=1e-12)
