@@ -194,11 +194,13 @@ def cmd_run(args) -> int:
         return cmd_sweep(argparse.Namespace(overrides=overrides, force=False, retry_failed=False, dry_run=False,
                                             estimate=False, time_limit=None))
     cfg = compose_config(overrides, hydra_config=args.cfg in ("hydra", "all"))  # the command line's own errors first
-    extra = announce_experiment_point(quote_overrides(overrides))
+    extra = experiment_point(quote_overrides(overrides))
     if extra:
         overrides += extra
         cfg = compose_config(overrides, hydra_config=args.cfg in ("hydra", "all"))
     if args.cfg is not None:
+        if extra:
+            announce_experiment_point(overrides, extra)
         return print_config(cfg, args.cfg)
     try:
         record, run_dir = execute(cfg)
@@ -207,24 +209,28 @@ def cmd_run(args) -> int:
     except ResultsNotWritten as err:  # trained; its files were rescued elsewhere (the message says where)
         print(f"dlm-bench: error: {err}", file=sys.stderr)
         return 1
+    if extra:  # said once the run is made: a bad input stays a one-line error
+        announce_experiment_point(overrides, extra)
     print(run_line(record, run_dir))
     if record.status != "ok":
         print(f"dlm-bench: run {record.status}: {record.error}", file=sys.stderr)
     return {"ok": 0, "diverged": 3}.get(record.status, 1)
 
 
-def announce_experiment_point(overrides: list[str]) -> list[str]:
+def experiment_point(overrides: list[str]) -> list[str]:
     """`run experiment=X`: the overrides that make the run the first point of X's grid for the swept keys the
-    command line leaves unnamed (sweeps/single_point.py says why), announced in one line on stderr."""
-    from .sweeps.single_point import experiment_point
+    command line leaves unnamed (sweeps/single_point.py says why)."""
+    from .sweeps.single_point import experiment_point as first_point
 
-    extra = experiment_point(overrides)
-    if extra:
-        experiment = next(o.partition("=")[2] for o in overrides if o.partition("=")[0].lstrip("+~") == "experiment")
-        print(f"dlm-bench: experiment={experiment} is a grid; this run is its first point in the keys not named: "
-              f"{' '.join(extra)} (name them to choose; dlm-bench sweep experiment={experiment} runs every point)",
-              file=sys.stderr, flush=True)
-    return extra
+    return first_point(overrides)
+
+
+def announce_experiment_point(overrides: list[str], extra: list[str]) -> None:
+    """One line on stderr: which grid point a `run experiment=X` takes."""
+    experiment = next(o.partition("=")[2] for o in overrides if o.partition("=")[0].lstrip("+~") == "experiment")
+    print(f"dlm-bench: experiment={experiment} is a grid; this run is its first point in the keys not named: "
+          f"{' '.join(extra)} (name them to choose; dlm-bench sweep experiment={experiment} runs every point)",
+          file=sys.stderr, flush=True)
 
 
 def run_line(record, run_dir) -> str:
