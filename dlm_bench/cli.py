@@ -194,6 +194,8 @@ def cmd_run(args) -> int:
         return cmd_sweep(argparse.Namespace(overrides=overrides, force=False, retry_failed=False, dry_run=False,
                                             estimate=False, time_limit=None))
     cfg = compose_config(overrides, hydra_config=args.cfg in ("hydra", "all"))  # the command line's own errors first
+    from .sweeps.single_point import experiment_point
+
     extra = experiment_point(quote_overrides(overrides))
     if extra:
         overrides += extra
@@ -215,14 +217,6 @@ def cmd_run(args) -> int:
     if record.status != "ok":
         print(f"dlm-bench: run {record.status}: {record.error}", file=sys.stderr)
     return {"ok": 0, "diverged": 3}.get(record.status, 1)
-
-
-def experiment_point(overrides: list[str]) -> list[str]:
-    """`run experiment=X`: the overrides that make the run the first point of X's grid for the swept keys the
-    command line leaves unnamed (sweeps/single_point.py says why)."""
-    from .sweeps.single_point import experiment_point as first_point
-
-    return first_point(overrides)
 
 
 def announce_experiment_point(overrides: list[str], extra: list[str]) -> None:

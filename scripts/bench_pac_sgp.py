@@ -63,17 +63,7 @@ def blocked_vs_plain(n=32000, rounds=3, reps=1):
             return type(b).loss(b, X, y)
         return loss
 
-    blocked, plain = with_fast(True), with_fast(False)
-    timed(blocked, bundle, X, y, 1)  # warm-up
-    blocked_t, plain_t = [], []
-    for _ in range(rounds):
-        t, (b_loss, b_g) = timed(blocked, bundle, X, y, reps)
-        blocked_t.append(t)
-        t, (p_loss, p_g) = timed(plain, bundle, X, y, reps)
-        plain_t.append(t)
-    assert abs(b_loss - p_loss) <= 1e-12 * abs(p_loss), (b_loss, p_loss)
-    assert torch.allclose(b_g, p_g, rtol=1e-8, atol=1e-10 * p_g.abs().max().item())
-    b_s, p_s = statistics.median(blocked_t), statistics.median(plain_t)
+    b_s, p_s = interleaved(with_fast(True), with_fast(False), bundle, X, y, rounds, reps)
     print(f"kl-PAC-SGP loss + gradient (N={n}, D=8, M=500, SE-ARD): {b_s * 1e3:.0f} ms in blocks of "
           f"{bundle.BLOCK}, {p_s * 1e3:.0f} ms all at once (CPU)")
     return b_s / p_s, b_s
@@ -98,30 +88,36 @@ def timed(fn, bundle, X, y, reps):
     return statistics.median(times), out
 
 
+def interleaved(fn_a, fn_b, bundle, X, y, rounds, reps):
+    """Median CPU seconds of fn_a and fn_b (loss + gradient), interleaved rounds after one warm-up; asserts the two
+    losses and gradients agree."""
+    timed(fn_a, bundle, X, y, 1)  # warm-up
+    a_t, b_t = [], []
+    for _ in range(rounds):
+        t, (a_loss, a_g) = timed(fn_a, bundle, X, y, reps)
+        a_t.append(t)
+        t, (b_loss, b_g) = timed(fn_b, bundle, X, y, reps)
+        b_t.append(t)
+    assert abs(a_loss - b_loss) <= 1e-12 * abs(b_loss), (a_loss, b_loss)
+    assert torch.allclose(a_g, b_g, rtol=1e-8, atol=1e-10 * b_g.abs().max().item())
+    return statistics.median(a_t), statistics.median(b_t)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reps", type=int, default=3, help="evaluations per round")
-    ap.add_argument("--n", type=int, default=3000)
+    ap.add_argument("--n", type=int, default=None, help="points (default 3000; 32000 with --blocked)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--blocked", action="store_true", help="blocks vs all at once at kin40k size (default --n 32000)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     if args.blocked:
-        return blocked_vs_plain(n=args.n if args.n != 3000 else 32000, rounds=args.rounds, reps=1)
+        return blocked_vs_plain(n=args.n or 32000, rounds=args.rounds, reps=1)
+    args.n = args.n or 3000
     bundle, X, y = make_bundle(n=args.n)
     bundle.train()
-    new_fn, old_fn = type(bundle).loss, loss_via_predict
-    timed(new_fn, bundle, X, y, 1)  # warm-up
-    new_t, old_t = [], []
-    for _ in range(args.rounds):
-        t, (new_loss, new_g) = timed(new_fn, bundle, X, y, args.reps)
-        new_t.append(t)
-        t, (old_loss, old_g) = timed(old_fn, bundle, X, y, args.reps)
-        old_t.append(t)
-    assert abs(new_loss - old_loss) <= 1e-12 * abs(old_loss), (new_loss, old_loss)
-    assert torch.allclose(new_g, old_g, rtol=1e-8, atol=1e-10 * old_g.abs().max().item())
-    new_s, old_s = statistics.median(new_t), statistics.median(old_t)
+    new_s, old_s = interleaved(type(bundle).loss, loss_via_predict, bundle, X, y, args.rounds, args.reps)
     print(f"kl-PAC-SGP loss + gradient (N={args.n}, D=26, M=500, SE-ARD): {new_s * 1e3:.0f} ms with "
           f"predict_at_inputs, {old_s * 1e3:.0f} ms through predict (CPU)")
     return new_s / old_s, new_s

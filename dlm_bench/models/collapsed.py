@@ -74,6 +74,15 @@ def collapsed_terms_blocked(Kuu, blocks, noise, alpha: float = 1.0, jitter=0.0) 
     return _blocked(Kuu, blocks, noise, alpha, jitter)[0]
 
 
+def kernel_blocks(kernel, Z, X, y, block: int):
+    """(Kuf_b, diag Kff_b, y_b) for the row blocks of X: the input of `collapsed_terms_blocked` and
+    `blocked_terms_and_marginals`. K_uf's block is evaluated as K(X_b, Z) and transposed: a column-major view, which
+    LAPACK's triangular solve takes without the copy a row-major K(Z, X_b) costs (measured: 9 % of a step at
+    N = 5000, M = 200). The kernel is symmetric, so the values are the same to rounding (GPyTorch centres the squared
+    distances on the first argument's mean)."""
+    return ((kernel(Xb, Z).to_dense().mT, kernel(Xb, diag=True), yb) for Xb, yb in zip(X.split(block), y.split(block)))
+
+
 def blocked_terms_and_marginals(Kuu, blocks, noise, alpha: float = 1.0, jitter=0.0):
     """(terms, mean, var): `collapsed_terms_blocked` and then `predict_at_inputs` block by block (a second pass over
     the kept blocks of A = L^{-1} Kuf for LB^{-1} A, once LB is known). Equal to `predict_at_inputs(collapsed_terms(...))`

@@ -161,11 +161,9 @@ class PacSGPBundle(ModelBundle):
         return self.objective(y, mean, var, kl_collapsed(t))
 
     def _blocked(self, X, y):
-        """`_collapsed` + `predict_at_inputs` with the kernel evaluated block by block; K_uf's block as K(X_b, Z)^T,
-        a column-major view LAPACK's triangular solve takes without a copy (as models/sgpr.py blocked_terms)."""
+        """`_collapsed` + `predict_at_inputs` with the kernel evaluated block by block (collapsed.kernel_blocks)."""
         Kuu = self.kernel(self.Z).to_dense()
-        blocks = ((self.kernel(Xb, self.Z).to_dense().mT, self.kernel(Xb, diag=True), yb)
-                  for Xb, yb in zip(X.split(self.BLOCK), y.split(self.BLOCK)))
+        blocks = collapsed.kernel_blocks(self.kernel, self.Z, X, y, self.BLOCK)
         noise = self.likelihood.noise.reshape(-1)[0]
         return collapsed.blocked_terms_and_marginals(Kuu, blocks, noise, self.alpha, collapsed.default_jitter(Kuu))
 

@@ -54,14 +54,9 @@ class CollapsedBundle(ModelBundle):
         return collapsed.vfe_from_stats(P, v, kff_sum, y.square().sum(), self.noise, X.shape[0])
 
     def blocked_terms(self, X: torch.Tensor, y: torch.Tensor) -> collapsed.CollapsedTerms:
-        """`terms` with the kernel evaluated block by block (the same GPyTorch kernel on row blocks of X). K_uf's
-        block is evaluated as K(X_b, Z) and transposed: a column-major view, which LAPACK's triangular solve takes
-        without the copy a row-major K(Z, X_b) costs (measured: 9 % of a step at N = 5000, M = 200). The kernel is
-        symmetric, so the values are the same to rounding (GPyTorch centres the squared distances on the first
-        argument's mean)."""
+        """`terms` with the kernel evaluated block by block (collapsed.kernel_blocks)."""
         Kuu = self.kernel(self.Z).to_dense()
-        blocks = ((self.kernel(Xb, self.Z).to_dense().mT, self.kernel(Xb, diag=True), yb)
-                  for Xb, yb in zip(X.split(self.BLOCK), y.split(self.BLOCK)))
+        blocks = collapsed.kernel_blocks(self.kernel, self.Z, X, y, self.BLOCK)
         return collapsed.collapsed_terms_blocked(Kuu, blocks, self.noise, self.alpha, collapsed.default_jitter(Kuu))
 
     def pac_kl(self):
