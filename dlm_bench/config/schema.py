@@ -154,6 +154,9 @@ class ModelConfig:
     learn_inducing: bool = True
     whiten: bool = True
     noise_init: float = ranged(0.1)
+    # Lower bound of the Gaussian noise variance (GPyTorch's GreaterThan constraint; 1e-4 is GPyTorch's own default).
+    # PAC_GP and GPflow 1.x put it at 1e-6: Reeb et al.'s FITC optima "~1e-6" (App. E) are that floor.
+    noise_floor: float = ranged(1e-4)
     lengthscale_init: float = ranged(1.0)
     outputscale_init: float = ranged(1.0)
     # Observation model (dlm_bench/likelihoods): gaussian | student_t | probit | logistic | poisson_exp |
@@ -225,6 +228,9 @@ class ProtocolConfig:
     val_frac: float = ranged(0.08, "{key} must be in [0, 1), got {value}", low=0, high=1, high_open=True, finite=True)
     train_size: Optional[int] = at_least(None, nullable=True)  # subsample of the training part
     test_size: Optional[int] = at_least(None, nullable=True)  # cap on the test part
+    # protocol=pac: train on every stride-th row (0, stride, 2 stride, ...), test on the rest, the same for every seed
+    # (Reeb et al. 2018 App. E: "every second one" of snelson); overrides train_frac. null: a random train_frac split.
+    stride: Optional[int] = at_least(None, 2, nullable=True)
     normalize_x: bool = True
     normalize_y: bool = True
 

@@ -81,8 +81,14 @@ def dlm_classification_split(
     return Split(_take_train(train, train_size), val, test)
 
 
-def pac_split(n: int, seed: int, train_frac: float = 0.8, train_size: int | None = None) -> Split:
-    """PAC-GP paper: 80/20 train/test; repetitions are seeds 0..9."""
+def pac_split(n: int, seed: int, train_frac: float = 0.8, train_size: int | None = None,
+              stride: int | None = None) -> Split:
+    """PAC-GP paper: 80/20 train/test; repetitions are seeds 0..9. `stride`: the deterministic subsample of App. E
+    (every stride-th row trains, the rest test; the seed then varies only the model's initialisation)."""
+    if stride is not None:
+        rows = np.arange(n)
+        train = rows[::stride]
+        return Split(_take_train(train, train_size), _empty(), np.setdiff1d(rows, train))
     if not 0 < train_frac < 1:
         raise DatasetError(f"bad protocol.train_frac={train_frac}")
     perm = np.random.default_rng(seed).permutation(n)
@@ -140,7 +146,8 @@ def make_split(protocol_cfg, dataset: Dataset, seed: int) -> Split:
             n, seed, val_frac=protocol_cfg.val_frac, train_size=protocol_cfg.train_size, test_size=protocol_cfg.test_size
         )
     elif name == "pac":
-        split = pac_split(n, seed, train_frac=protocol_cfg.train_frac, train_size=protocol_cfg.train_size)
+        split = pac_split(n, seed, train_frac=protocol_cfg.train_frac, train_size=protocol_cfg.train_size,
+                          stride=getattr(protocol_cfg, "stride", None))
     elif name == "savigp":
         split = savigp_split(dataset, seed)
     else:

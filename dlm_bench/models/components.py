@@ -11,7 +11,7 @@ from scipy.cluster.vq import kmeans2
 from scipy.spatial.distance import cdist
 
 from ..config.schema import InducingInit, Kernel
-from ..likelihoods import LIKELIHOODS
+from ..likelihoods import LIKELIHOODS, GaussianLikelihood
 
 
 def initial_inducing_points(X: torch.Tensor, num_inducing: int, how: InducingInit, seed: int) -> torch.Tensor:
@@ -75,9 +75,21 @@ def initial_kernel_and_inducing(cfg, X_train: torch.Tensor):
     return initial_kernel(cfg, X_train), Z
 
 
+def gaussian_likelihood(model_cfg) -> GaussianLikelihood:
+    """The Gaussian likelihood of every regression model: noise variance >= `model.noise_floor`, starting at
+    `model.noise_init`."""
+    floor = model_cfg.get("noise_floor", 1e-4)
+    likelihood = GaussianLikelihood(noise_constraint=gpytorch.constraints.GreaterThan(floor))
+    likelihood.noise = model_cfg.noise_init
+    return likelihood
+
+
 def build_likelihood(model_cfg):
     """`model.likelihood` -> likelihood module; gaussian and student_t start at `noise_init`."""
-    likelihood = LIKELIHOODS[model_cfg.get("likelihood") or "gaussian"]()
+    name = model_cfg.get("likelihood") or "gaussian"
+    if name == "gaussian":
+        return gaussian_likelihood(model_cfg)
+    likelihood = LIKELIHOODS[name]()
     if hasattr(likelihood, "noise"):
         likelihood.noise = model_cfg.noise_init
     return likelihood

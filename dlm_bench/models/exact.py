@@ -8,10 +8,9 @@ import warnings
 import gpytorch
 import torch
 
-from ..likelihoods import GaussianLikelihood
 from ..pac.kl import kl_full_gp
 from .base import ModelBundle
-from .components import initial_kernel
+from .components import gaussian_likelihood, initial_kernel
 
 
 class _ExactGP(gpytorch.models.ExactGP):
@@ -59,6 +58,5 @@ class ExactGPBundle(ModelBundle):
 def build_exact_gp(cfg, X_train: torch.Tensor, y_train: torch.Tensor) -> ExactGPBundle:
     m = cfg.model
     kernel = initial_kernel(cfg, X_train)
-    likelihood = GaussianLikelihood()
-    likelihood.noise = m.noise_init
+    likelihood = gaussian_likelihood(m)
     return ExactGPBundle(kernel, likelihood, X_train, y_train)

@@ -19,14 +19,13 @@ from __future__ import annotations
 import torch
 
 from ..config.schema import SparseQ
-from ..likelihoods import GaussianLikelihood
 from ..pac.bound import BOUNDS, grid_points, log_theta_size
 from ..pac.kl import kl_collapsed, kl_sparse
 from ..pac.losses import gibbs_risk
 from ..util.linalg import jittered_cholesky
 from . import collapsed
 from .base import ModelBundle
-from .components import initial_inducing_points, initial_kernel
+from .components import gaussian_likelihood, initial_inducing_points, initial_kernel
 
 
 class _PacObjective:
@@ -185,8 +184,7 @@ class PacSGPBundle(ModelBundle):
 def _kernel_and_likelihood(cfg, X_train):
     m = cfg.model
     kernel = initial_kernel(cfg, X_train)
-    likelihood = GaussianLikelihood()
-    likelihood.noise = m.noise_init
+    likelihood = gaussian_likelihood(m)
     return kernel.to(X_train), likelihood.to(X_train)
 
 

@@ -26,8 +26,9 @@ from .predictive_metrics import predictive_metrics
 
 def check_config(cfg: DictConfig) -> None:
     """The Trainer models' own settings (the validation pipeline's family step)."""
-    if cfg.model.noise_init <= 1e-4:
-        raise ConfigError(f"model.noise_init must be > 1e-4 (the noise constraint), got {cfg.model.noise_init}")
+    floor = cfg.model.get("noise_floor", 1e-4)
+    if cfg.model.noise_init <= floor:
+        raise ConfigError(f"model.noise_init must be > model.noise_floor ({floor:g}), got {cfg.model.noise_init}")
 
 
 # Trainer models without inducing inputs: model.num_inducing is not read

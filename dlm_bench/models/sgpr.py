@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import torch
 
-from ..likelihoods import GaussianLikelihood
 from . import collapsed, fused_rbf
 from .base import ModelBundle
-from .components import initial_kernel_and_inducing
+from .components import gaussian_likelihood, initial_kernel_and_inducing
 
 
 class CollapsedBundle(ModelBundle):
@@ -74,8 +73,7 @@ class CollapsedBundle(ModelBundle):
 def build_collapsed(cfg, X_train: torch.Tensor, y_train: torch.Tensor, alpha: float) -> CollapsedBundle:
     model_cfg = cfg.model
     kernel, Z = initial_kernel_and_inducing(cfg, X_train)
-    likelihood = GaussianLikelihood()
-    likelihood.noise = model_cfg.noise_init
+    likelihood = gaussian_likelihood(model_cfg)
     return CollapsedBundle(kernel, Z, likelihood, X_train, y_train, alpha, model_cfg.learn_inducing)
 
 

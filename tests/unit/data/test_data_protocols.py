@@ -95,3 +95,19 @@ def test_bad_protocol_values_are_one_line_errors():
         with pytest.raises(DatasetError) as e:
             make_split(pc, data(100), 0)
         assert "\n" not in str(e.value)
+
+
+def test_pac_stride_is_every_stride_th_row_for_every_seed():
+    """protocol.stride (Reeb et al. 2018 App. E: "every second one" of snelson): the shipped snelson file's rows
+    0, 2, 4, ... train, the odd rows test, whatever the seed."""
+    from pathlib import Path
+
+    from dlm_bench.data import load_dataset
+
+    ds = load_dataset("snelson")
+    x_file = np.loadtxt(Path(__file__).parents[3] / "data" / "snelson" / "snelson_train_inputs.dat")
+    for seed in (0, 1, 7):
+        s = make_split(cfg("pac", stride=2, normalize_x=False, normalize_y=False), ds, seed)
+        np.testing.assert_array_equal(ds.X[s.train, 0], x_file[::2])
+        np.testing.assert_array_equal(np.sort(np.concatenate([s.train, s.test])), np.arange(200))
+        assert len(s.val) == 0 and len(s.test) == 100
