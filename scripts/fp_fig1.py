@@ -45,9 +45,10 @@ def sign_map(site, y, m, v, delta=1e-6):
     return np.sign(((gp - gm) / (2 * delta)).numpy()).reshape(M.shape)
 
 
-def second_update_points(name, kind, subsample, seed=0):
-    """(y_i m_qi, v_qi, exact sign of d gamma_i / dv at the point) at the beginning of FPi's 2nd FP update."""
-    model, v0, _ = fpdiag.model_from_dataset(name, kind, subsample=subsample, seed=seed)
+def second_update_points(name, kind, subsample, seed=0, **lgm):
+    """(y_i m_qi, v_qi, exact sign of d gamma_i / dv at the point) at the beginning of FPi's 2nd FP update. `lgm`:
+    LgmConfig overrides (e.g. outputscale=0.25)."""
+    model, v0, _ = fpdiag.model_from_dataset(name, kind, subsample=subsample, seed=seed, **lgm)
     n = model.n
     recs, _ = fpdiag.fp_trace(model, torch.zeros(n, dtype=torch.float64), fpdiag.cov_scaled_identity(n, v0), 2,
                               newton=True)
@@ -62,12 +63,14 @@ def second_update_points(name, kind, subsample, seed=0):
 
 
 def scatter_panels(a):
-    panels = [("(b) GLM", g, "lgm_glm", None) for g in a.glm_dataset.split(",")]
-    panels += [("(c) GP", g, "lgm_gp", a.gp_subsample) for g in a.gp_dataset.split(",")]
+    panels = [("(b) GLM", g, "lgm_glm", None, None) for g in a.glm_dataset.split(",") if g]
+    scales = [None] if not a.gp_outputscale else [float(v) for v in a.gp_outputscale.split(",")]
+    panels += [("(c) GP", g, "lgm_gp", a.gp_subsample, sf2) for g in a.gp_dataset.split(",") for sf2 in scales]
     fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4.2))
     site = make_site("logistic", num_nodes=1000)
-    for ax, (lab, name, kind, sub) in zip(axes, panels):
-        ym, v, sg, model = second_update_points(name, kind, sub)
+    for ax, (lab, name, kind, sub, sf2) in zip(np.atleast_1d(axes), panels):
+        ym, v, sg, model = second_update_points(name, kind, sub, **({} if sf2 is None else {"outputscale": sf2}))
+        lab = lab if sf2 is None else f"{lab}, sf^2 = {sf2:g}"
         lo, hi = np.quantile(ym, [0.0, 1.0])
         pad = 0.1 * (hi - lo) + 0.5
         mr = (lo - pad, hi + pad)
@@ -97,6 +100,8 @@ def main():
     ap.add_argument("--glm-dataset", default="banana,synthetic_wlan")
     ap.add_argument("--gp-dataset", default="banana")
     ap.add_argument("--gp-subsample", type=int, default=500)
+    ap.add_argument("--gp-outputscale", default="", help="comma-separated fixed sf^2 values for the GP panels "
+                    "(default: estimated, lgm.outputscale=null)")
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
     fig, axes = plt.subplots(1, len(PANELS), figsize=(4.2 * len(PANELS), 3.6))

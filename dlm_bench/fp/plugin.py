@@ -44,6 +44,9 @@ def check_config(cfg: DictConfig) -> None:
                           f"got {c.likelihood!r}")
     if c.real_likelihood not in hyper.REAL:
         raise ConfigError(f"lgm.real_likelihood must be one of {', '.join(hyper.REAL)}, got {c.real_likelihood!r}")
+    for key in ("lengthscale", "outputscale"):
+        if c.get(key) is not None and not (math.isfinite(c[key]) and 0 < c[key] <= MAX_VAR):
+            raise ConfigError(f"lgm.{key} must be a finite number > 0 and <= {MAX_VAR:g} or null, got {c[key]}")
     for key in ("prior_var", "init_var"):  # variances of standardised inputs / latents: beyond 1e6 Cholesky overflows
         if c[key] is not None and not (math.isfinite(c[key]) and 0 < c[key] <= MAX_VAR):
             raise ConfigError(f"lgm.{key} must be a finite number > 0 and <= {MAX_VAR:g} or null, got {c[key]}")
@@ -116,6 +119,9 @@ def build(cfg: DictConfig, lik: str, X, y, rng):
     h_idx = rng.choice(X.shape[0], min(c.hyper_points, X.shape[0]), replace=False)
     site0 = make_site(lik)
     hyp = hyper.estimate(kind, lik, X[h_idx], y[h_idx], site0, prior_var)
+    for key in ("lengthscale", "outputscale"):  # fixed by the user instead of estimated
+        if kind != "glm" and c.get(key) is not None:
+            hyp[key] = float(c[key])
     site = make_site(lik, noise_var=hyp.get("noise_var", 1.0), scale=hyp.get("laplace_scale", 1.0))
     if kind == "glm":
         model = glm(X, y, site, prior_var)

@@ -73,3 +73,21 @@ def test_generated_wlan_like_problem_does_not_two_cycle_with_exact_site_terms():
         out[name] = fpdiag.two_cycle_mask(np.stack([r["gamma"].numpy() for r in recs])).sum()
     assert out["synthetic_logistic:400:20"] == 0
     assert out["synthetic_wlan:2000:100"] == 0, out
+
+
+def test_fixed_gp_hyperparameters_replace_the_estimate():
+    """lgm.lengthscale / lgm.outputscale fix the GP prior instead of estimating it: the prior covariance L L^T is the
+    RBF kernel sf^2 exp(-|x - x'|^2 / (2 l^2)) of the (z-scored) inputs, computed here with numpy."""
+    model, _, hyp = fpdiag.model_from_dataset("synthetic_logistic:60:3", "lgm_gp", outputscale=0.25, lengthscale=1.7)
+    assert hyp["outputscale"] == 0.25 and hyp["lengthscale"] == 1.7
+    _, _, estimated = fpdiag.model_from_dataset("synthetic_logistic:60:3", "lgm_gp")
+    assert estimated["outputscale"] != 0.25  # the default still estimates
+    from dlm_bench.fp import plugin
+    from dlm_bench.fp.fpdiag import synthetic_from_name
+
+    X, _, _ = synthetic_from_name("synthetic_logistic:60:3", 0)
+    Z = plugin._zscore(X)
+    d2 = ((Z[:, None, :] - Z[None, :, :]) ** 2).sum(-1)
+    K = 0.25 * np.exp(-d2 / (2 * 1.7 ** 2))
+    L = model.L_S.numpy()
+    np.testing.assert_allclose(L @ L.T, K, atol=1e-6)
