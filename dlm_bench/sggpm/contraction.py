@@ -177,8 +177,10 @@ def run(*args, **kwargs):
 
 def _rows(reps: int = 500, sizes=SIZES, likelihoods=LIKELIHOODS, kernels=KERNELS, ell: float = ELL_MAIN,
           n: int = 1000, dim: int = 10, seed: int = 0, num_nodes: int = 20, m_at: str = "prior",
-          data: str = "all", progress=None, keep=None):
+          data: str = "all", progress=None, keep=None, poly_sf2: float = 1.0):
     """Rows (lik, kernel, M, rep, ||U - V||_2, ||T(U) - T(V)||_2).
+    poly_sf2: the polynomial kernel's scale sf2 (GPML covPoly's sf^2 (c + x'z)^2; the caption prints none and its axes
+    put the paper's poly K_M some 20-40x below ours at 1, docs/reproductions/sggpm_fig1_smoke).
     m_at: "prior" (m = m_U) or "mode" (Newton mode of the VLB at V = K_M); data: "all" (X = the n inputs) or
     "active" (X = U, the SoD operator: T(V) = (K_M^-1 + diag(-lambda))^-1); keep: see pair_ratio."""
     if m_at not in ("prior", "mode") or data not in ("all", "active"):
@@ -190,14 +192,15 @@ def _rows(reps: int = 500, sizes=SIZES, likelihoods=LIKELIHOODS, kernels=KERNELS
         X = torch.rand(n, dim, generator=gen, dtype=torch.float64)
         for kern in kernels:
             mean = prior_mean(kern)
-            K = kernel(kern, X, X, ell, 1.0)
+            sf2 = poly_sf2 if kern == "poly2" else 1.0
+            K = kernel(kern, X, X, ell, sf2)
             Lf = cholesky_jitter(K, 1e-8 * float(K.diagonal().mean()))
             f = mean + Lf @ torch.randn(n, generator=gen, dtype=torch.float64)
             for lik in likelihoods:
                 y = simulate_y(lik, f, gen)
                 for M in sizes:
                     N = n if data == "all" else M
-                    op = Operator.build(X[:N], X[:M], y[:N], sites[lik], kern, ell, 1.0, mean)
+                    op = Operator.build(X[:N], X[:M], y[:N], sites[lik], kern, ell, sf2, mean)
                     m = newton_mode(op, op.L @ op.L.T) if m_at == "mode" else None
                     du, dt = pair_ratio(op, gen, m, keep)
                     rows.append((lik, kern, M, rep, du, dt))

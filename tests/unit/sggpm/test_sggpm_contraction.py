@@ -136,3 +136,17 @@ def test_ordinal_not_a_contraction_at_M5():
     vq = op.c.numpy() + np.einsum("ij,jk,ik->i", D, K, D)
     rho = op.site.site_expectations(op.y, op.a + op.D @ m, torch.as_tensor(vq).clamp_min(1e-12))[1].numpy()
     assert np.abs(D.T @ rho - Ki @ (m.numpy() - op.mU.numpy())).max() < 1e-4  # Newton with the Stein lambda
+
+
+@pytest.mark.parametrize("sf2", [1.0, 0.04])
+def test_poly_sf2_scales_the_polynomial_prior(sf2):
+    """poly_sf2 is the polynomial kernel's sf^2: the operator's K_M = L L^T is sf2 (x'z / ell^2 + 1)^2 of the active
+    inputs (numpy, up to the jitter), and the other kernels keep sf2 = 1."""
+    keep = []
+    C.run(reps=1, n=8, sizes=(5,), likelihoods=("binary",), kernels=("poly2", "se"), seed=3, keep=keep, poly_sf2=sf2)
+    (op_poly, *_), (op_se, *_) = keep
+    gen = torch.Generator().manual_seed(3)
+    X = torch.rand(8, 10, generator=gen, dtype=torch.float64).numpy()[:5]
+    K_poly = sf2 * (X @ X.T / ELL**2 + 1.0) ** 2
+    np.testing.assert_allclose((op_poly.L @ op_poly.L.T).numpy(), K_poly, rtol=1e-6, atol=1e-6 * sf2)
+    np.testing.assert_allclose((op_se.L @ op_se.L.T).numpy(), np_rbf(X, X, ELL), atol=1e-6)
