@@ -43,6 +43,10 @@ ADDED_LATER = {
     ("sggpm", "learn_hyperparameters"): (False,),
     ("sggpm", "dual_upper_bound"): (True,),
     ("dataset", "categorical"): (None,),
+    ("model", "noise_floor"): (1e-4,),  # GPyTorch's GaussianLikelihood default, the floor of every earlier run
+    ("protocol", "stride"): (None,),
+    ("lgm", "lengthscale"): (None,),
+    ("lgm", "outputscale"): (None,),
 }
 # keys removed from the config after results were written: hashed at their last value, so names stay valid
 REMOVED_LATER = {
