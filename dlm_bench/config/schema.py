@@ -56,6 +56,9 @@ MAX_COMPONENTS = 100  # savigp: MoG components (the paper: 1, 2)
 SAVIGP_TRANSFORMS = ("none", "center", "minmax")
 
 
+# GPyTorch GaussianLikelihood's default noise constraint GreaterThan(1e-4): the floor of every run before model.noise_floor
+GPYTORCH_NOISE_FLOOR = 1e-4
+
 def ranged(default, message: str = POSITIVE, **domain):
     """A dataclass field with its Domain; POSITIVE (finite, > 0) unless told otherwise."""
     if message == POSITIVE and not domain:
@@ -156,7 +159,7 @@ class ModelConfig:
     noise_init: float = ranged(0.1)
     # Lower bound of the Gaussian noise variance (GPyTorch's GreaterThan constraint; 1e-4 is GPyTorch's own default).
     # PAC_GP and GPflow 1.x put it at 1e-6: Reeb et al.'s FITC optima "~1e-6" (App. E) are that floor.
-    noise_floor: float = ranged(1e-4)
+    noise_floor: float = ranged(GPYTORCH_NOISE_FLOOR)
     lengthscale_init: float = ranged(1.0)
     outputscale_init: float = ranged(1.0)
     # Observation model (dlm_bench/likelihoods): gaussian | student_t | probit | logistic | poisson_exp |

@@ -44,11 +44,9 @@ def check_config(cfg: DictConfig) -> None:
                           f"got {c.likelihood!r}")
     if c.real_likelihood not in hyper.REAL:
         raise ConfigError(f"lgm.real_likelihood must be one of {', '.join(hyper.REAL)}, got {c.real_likelihood!r}")
-    for key in ("lengthscale", "outputscale"):
+    # variances and scales of standardised inputs / latents: beyond 1e6 Cholesky overflows
+    for key in ("prior_var", "init_var", "lengthscale", "outputscale"):
         if c.get(key) is not None and not (math.isfinite(c[key]) and 0 < c[key] <= MAX_VAR):
-            raise ConfigError(f"lgm.{key} must be a finite number > 0 and <= {MAX_VAR:g} or null, got {c[key]}")
-    for key in ("prior_var", "init_var"):  # variances of standardised inputs / latents: beyond 1e6 Cholesky overflows
-        if c[key] is not None and not (math.isfinite(c[key]) and 0 < c[key] <= MAX_VAR):
             raise ConfigError(f"lgm.{key} must be a finite number > 0 and <= {MAX_VAR:g} or null, got {c[key]}")
     for key in ("max_iters", "num_inducing", "hyper_points"):
         if c[key] is None or not c[key] > 0:

@@ -10,7 +10,7 @@ import torch
 from scipy.cluster.vq import kmeans2
 from scipy.spatial.distance import cdist
 
-from ..config.schema import InducingInit, Kernel
+from ..config.schema import GPYTORCH_NOISE_FLOOR, InducingInit, Kernel
 from ..likelihoods import LIKELIHOODS, GaussianLikelihood
 
 
@@ -78,7 +78,7 @@ def initial_kernel_and_inducing(cfg, X_train: torch.Tensor):
 def gaussian_likelihood(model_cfg) -> GaussianLikelihood:
     """The Gaussian likelihood of every regression model: noise variance >= `model.noise_floor`, starting at
     `model.noise_init`."""
-    floor = model_cfg.get("noise_floor", 1e-4)
+    floor = model_cfg.get("noise_floor", GPYTORCH_NOISE_FLOOR)
     likelihood = GaussianLikelihood(noise_constraint=gpytorch.constraints.GreaterThan(floor))
     likelihood.noise = model_cfg.noise_init
     return likelihood

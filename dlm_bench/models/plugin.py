@@ -9,7 +9,7 @@ import numpy as np
 from omegaconf import DictConfig
 
 from ..config.beta_grid import resolve_beta
-from ..config.schema import Hyperparameters
+from ..config.schema import GPYTORCH_NOISE_FLOOR, Hyperparameters
 from ..errors import ConfigError
 from ..estimators import effective_estimator
 from ..objectives import pac_evaluation
@@ -26,7 +26,7 @@ from .predictive_metrics import predictive_metrics
 
 def check_config(cfg: DictConfig) -> None:
     """The Trainer models' own settings (the validation pipeline's family step)."""
-    floor = cfg.model.get("noise_floor", 1e-4)
+    floor = cfg.model.get("noise_floor", GPYTORCH_NOISE_FLOOR)
     if cfg.model.noise_init <= floor:
         raise ConfigError(f"model.noise_init must be > model.noise_floor ({floor:g}), got {cfg.model.noise_init}")
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from .. import data
-from ..config.schema import Hyperparameters
+from ..config.schema import GPYTORCH_NOISE_FLOOR, Hyperparameters
 from ..models.fixed import resolve_pretrain_model
 from ..models.task_defaults import resolve_task_defaults
 from ..objectives import pac_evaluation
@@ -43,7 +43,7 @@ ADDED_LATER = {
     ("sggpm", "learn_hyperparameters"): (False,),
     ("sggpm", "dual_upper_bound"): (True,),
     ("dataset", "categorical"): (None,),
-    ("model", "noise_floor"): (1e-4,),  # GPyTorch's GaussianLikelihood default, the floor of every earlier run
+    ("model", "noise_floor"): (GPYTORCH_NOISE_FLOOR,),
     ("protocol", "stride"): (None,),
     ("lgm", "lengthscale"): (None,),
     ("lgm", "outputscale"): (None,),
