@@ -67,6 +67,19 @@ def quote_overrides(overrides: list[str]) -> list[str]:
     return out
 
 
+def plain_value(override: str) -> str:
+    """The value of `key=value` as Hydra reads it: quotes of either kind removed ('results_dir="DIR"' is DIR, as
+    `run` has it), escapes undone. A value Hydra cannot read as a plain string comes back as written."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    text = override.partition("=")[2]
+    try:
+        value = OverridesParser.create().parse_override(override).value()
+    except Exception:
+        return text
+    return value if isinstance(value, str) else text
+
+
 def _sweep_hint(err: BaseException) -> str | None:
     """Hydra's 'Ambiguous value ... add --multirun' for a comma list in `run`: one line naming our commands."""
     import re
@@ -320,9 +333,7 @@ def _sweep_overrides(args) -> list[str]:
         if key.lstrip("+") == "experiment" and value not in group_options("experiment"):
             raise UserError(f"unknown experiment {value!r}; valid choices: {', '.join(group_options('experiment'))}")
     given = [ov for ov in overrides if ov.startswith("results_dir=")]
-    results_dir = given[-1].partition("=")[2] if given else "results"
-    if results_dir[:1] == "'" and results_dir[-1:] == "'":  # quoted by quote_overrides
-        results_dir = results_dir[1:-1].replace("\\'", "'").replace("\\\\", "\\")
+    results_dir = plain_value(given[-1]) if given else "results"
     if not results_dir.strip() or results_dir.strip() in ("null", "''", '""'):  # abspath("") is the current directory
         from .registry.validation import check_results_dir
 
@@ -332,6 +343,7 @@ def _sweep_overrides(args) -> list[str]:
             raise UserError(str(err)) from err
     overrides = [ov for ov in overrides if not ov.startswith("results_dir=")]
     overrides += quote_overrides([f"results_dir={os.path.abspath(results_dir)}"])
+    overrides += dataset_replaces_presets(overrides)
     if not any(ov.startswith("trainer.progress=") for ov in overrides):
         overrides.append("trainer.progress=lines")  # no bars in a shared log; a line every 10 min (logline.Heartbeat)
     if args.force:
@@ -339,6 +351,20 @@ def _sweep_overrides(args) -> list[str]:
     if args.retry_failed:
         overrides.append("resume.retry_failed=true")
     return overrides
+
+
+def dataset_replaces_presets(overrides: list[str]) -> list[str]:
+    """`dlm_data=null` when the command line names the dataset (dataset=csv, dataset=<name>, dataset.name=) and no
+    dlm_data: an experiment that sweeps dlm_data presets (dataset + the paper's M) then runs its grid on the named
+    dataset, once, as `run` does (single_point.ALTERNATIVES), instead of a preset putting its own dataset back."""
+    from .sweeps.single_point import named_keys
+
+    named = named_keys(overrides)
+    if not named & {"dataset", "dataset.name"} or "dlm_data" in named or "experiment" not in named:
+        return []
+    from .sweeps.plan import experiment_params
+
+    return ["~hydra.sweeper.params.dlm_data"] if "dlm_data" in experiment_params(overrides) else []
 
 
 def cmd_sweep(args) -> int:
@@ -573,6 +599,24 @@ def glue_option_values(argv: list[str]) -> list[str]:
     return out
 
 
+POSITIONAL_LISTS = {"run": "overrides", "sweep": "overrides", "report": "dirs", "fetch": "names"}
+
+
+def parse_intermixed(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """Hydra's grammar: flags and overrides in any order (`sweep experiment=X --dry-run results_dir=out`,
+    `run seed=3 --cfg job trainer.max_iters=3`). argparse fills a positional list from its first run of words only
+    (parse_intermixed_args does not take subcommands), so the words after a flag come back unrecognized; they are
+    appended, in their order, to the command's list. An unknown flag stays argparse's error."""
+    args, extra = parser.parse_known_args(argv)
+    field = POSITIONAL_LISTS.get(args.command)
+    flags = [a for a in extra if a.startswith("-") and a != "-"]
+    if flags or (extra and field is None):
+        parser.error(f"unrecognized arguments: {' '.join(flags or extra)}")
+    if extra:
+        setattr(args, field, list(getattr(args, field) or []) + extra)
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     from .run.threads import remember_user_setting
 
@@ -585,7 +629,7 @@ def main(argv: list[str] | None = None) -> int:
         import argcomplete
 
         argcomplete.autocomplete(parser)
-    args = parser.parse_args(glue_option_values(sys.argv[1:] if argv is None else list(argv)))
+    args = parse_intermixed(parser, glue_option_values(sys.argv[1:] if argv is None else list(argv)))
     try:
         return args.func(args)
     except UserError as err:

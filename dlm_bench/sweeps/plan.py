@@ -84,6 +84,16 @@ def _expand(hydra, overrides: list[str], leave_out=lambda key: False):
     return master, parser, split_arguments(parsed), {o.get_key_element() for o in parsed if o.is_sweep_override()}
 
 
+def experiment_params(overrides: list[str]) -> dict:
+    """The sweeper params (hydra.sweeper.params) of the experiment the overrides name, composed from it alone."""
+    from hydra.types import RunMode
+
+    chosen = [o for o in overrides if o.partition("=")[0].lstrip("+~") == "experiment"]
+    with main_hydra() as hydra:
+        master = hydra.compose_config("config", chosen, run_mode=RunMode.MULTIRUN, with_log_configuration=False)
+        return dict(master.hydra.sweeper.get("params") or {})
+
+
 def first_runnable_point(overrides: list[str], leave_out=lambda key: False) -> list[str]:
     """Every override of the first grid point (BasicSweeper order) that `dlm-bench sweep <overrides>` runs rather
     than skips as not applicable (a method without beta at a beta index above 0; not in the paper); the first point
