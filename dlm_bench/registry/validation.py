@@ -222,11 +222,13 @@ def check_unused_settings(cfg: DictConfig) -> None:
                       f"{'it' if len(unread) == 1 else 'them'} or choose the model that reads {'it' if len(unread) == 1 else 'them'}")
 
 
-USER_TABLE_KEYS = ("path", "target", "task", "categorical")  # DatasetConfig keys only dataset=csv reads
+USER_TABLE_KEYS = ("target", "task", "categorical")  # DatasetConfig keys only dataset=csv reads
 
 
 def check_dataset_keys(cfg: DictConfig) -> None:
-    """dataset.path=... without dataset=csv would train the registered default (boston) instead of the file."""
+    """dataset.target/task/categorical without dataset=csv would train the registered default (boston) instead of
+    the user's file. dataset.path is read for a registered dataset too: the user's copy of its files (docs/datasets.md,
+    data/api.py local_sources), except for a shipped one, where it would be ignored."""
     if cfg.dataset.name == "csv":
         return
     given = [f"dataset.{k}" for k in USER_TABLE_KEYS if cfg.dataset.get(k) is not None]
@@ -234,6 +236,13 @@ def check_dataset_keys(cfg: DictConfig) -> None:
         raise ConfigError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} read only with dataset=csv, but "
                           f"the dataset is {cfg.dataset.name!r} (a registered dataset); add dataset=csv to train on "
                           "your file, or remove them")
+    if cfg.dataset.get("path") is not None:
+        from ..data import DATASETS
+
+        spec = DATASETS.get(cfg.dataset.name)
+        if spec is not None and spec.shipped:
+            raise ConfigError(f"dataset.path names your copy of a downloaded dataset's files, but {cfg.dataset.name!r} "
+                              "is shipped with the package; add dataset=csv to train on your own file, or remove it")
 
 
 def check_protocol_task(cfg: DictConfig, overrides: list[str]) -> None:

@@ -27,7 +27,8 @@ def load_csv(dataset: dict) -> None:
 
 
 def datasets_of(configs: list[dict]) -> list[str]:
-    return sorted({c["dataset"]["name"] for c in configs if c["dataset"]["name"] != "csv"})
+    """The registered datasets the configs fetch (not csv, not a named dataset read from the user's dataset.path)."""
+    return sorted({c["dataset"]["name"] for c in configs if c["dataset"]["name"] != "csv" and not c["dataset"].get("path")})
 
 
 def how_to_provide(names: list[str]) -> str:
@@ -89,12 +90,13 @@ def check_machine(configs: list[dict]) -> None:
 
 
 def check_csv(plan) -> str | None:
-    """Every distinct `dataset=csv` file of the plan's new points is read once; the first that fails: one line."""
+    """Every distinct `dataset=csv` file (and dataset.path of a named dataset) of the plan's new points is read once;
+    the first that fails: one line."""
     from ..data import DatasetError
 
     seen = {}
     for i, p in enumerate(plan):
-        if p.config is None or p.config["dataset"]["name"] != "csv":
+        if p.config is None or (p.config["dataset"]["name"] != "csv" and not p.config["dataset"].get("path")):
             continue
         key = repr(sorted(p.config["dataset"].items()))
         if key not in seen:
