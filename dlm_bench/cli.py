@@ -448,13 +448,12 @@ def cmd_report(args) -> int:
 
 def cmd_experiments(args) -> int:
     from .config.schema import GROUPS, group_options
-    from .objectives import OBJECTIVES
-    from .registry.models import MODELS
+    from .registry.names import MODEL_NAMES, OBJECTIVE_NAMES
 
     for group in GROUPS + ("experiment",):
         print(f"{group + ':':12s} {', '.join(group_options(group)) or '-'}")
-    print(f"{'models:':12s} {', '.join(MODELS)}")
-    print(f"{'objectives:':12s} {', '.join(OBJECTIVES)}")
+    print(f"{'models:':12s} {', '.join(MODEL_NAMES)}")
+    print(f"{'objectives:':12s} {', '.join(OBJECTIVE_NAMES)}")
     return 0
 
 
@@ -624,7 +623,13 @@ def main(argv: list[str] | None = None) -> int:
     # joblib's loky workers share semaphores with multiprocessing's resource tracker; when Ctrl-C stops a sweep the
     # tracker (a child that inherits this variable) warns about them at its exit, after our one-line message
     os.environ.setdefault("PYTHONWARNINGS", "ignore:resource_tracker:UserWarning")
-    parser = build_parser()
+    from .errors import ConfigError
+
+    try:
+        parser = build_parser()
+    except ConfigError as err:  # no config tree (a checkout neither installed nor whole): one line
+        print(f"dlm-bench: error: {err}", file=sys.stderr)
+        return USAGE_EXIT
     if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (register-python-argcomplete dlm-bench)
         import argcomplete
 

@@ -14,8 +14,6 @@ from importlib import resources
 from pathlib import Path
 from typing import List, Optional
 
-from hydra.core.config_store import ConfigStore
-
 
 @dataclass(frozen=True)
 class Domain:
@@ -431,6 +429,8 @@ GROUPS += ("dlm_data", "method")
 
 
 def register_configs() -> None:
+    from hydra.core.config_store import ConfigStore  # here, not at import: --help and completion read the schema
+
     cs = ConfigStore.instance()
     cs.store(name="base_config", node=Config)
     # one `dataset` option per registered dataset (dlm_bench/data/catalog.py), plus the user's own table
@@ -440,20 +440,36 @@ def register_configs() -> None:
 
 
 def dataset_options() -> list[str]:
-    from ..data import DATASETS
+    """The `dataset` group's options: the registered datasets' names, read from the dataset manifest itself
+    (dlm_bench/data/catalog.yaml, the file data/catalog.py registers) without loading the data package and its
+    parsers, plus `csv` (the user's own table). tests/unit/config/test_light_names.py checks it against DATASETS."""
+    return sorted([*manifest_names(), "csv"])
 
-    return sorted([*DATASETS, "csv"])
+
+def manifest_names() -> list[str]:
+    import re
+
+    text = (Path(__file__).resolve().parents[1] / "data" / "catalog.yaml").read_text()
+    section = re.search(r"^datasets:\s*$(.*?)(?=^\S|\Z)", text, re.M | re.S)
+    return re.findall(r"^  ([A-Za-z0-9_]+):", section.group(1), re.M) if section else []
 
 
 def conf_dir() -> Path:
-    """The config tree: the package copy when installed, the repo's conf/ in a checkout."""
+    """The config tree: the package copy when installed (dlm_bench.conf, pyproject.toml's package-dir), else the
+    repository's conf/ beside dlm_bench/ (a plain checkout on PYTHONPATH). Neither: one line saying to install."""
     try:
         path = Path(str(resources.files("dlm_bench.conf")))
         if (path / "config.yaml").is_file():
             return path
     except ModuleNotFoundError:
         pass
-    return Path(__file__).resolve().parent.parent / "conf"
+    path = Path(__file__).resolve().parents[2] / "conf"
+    if not (path / "config.yaml").is_file():
+        from ..errors import ConfigError
+
+        raise ConfigError(f"the config tree (conf/config.yaml) is neither installed as dlm_bench.conf nor at {path}: "
+                          "run `make install` (pip install -e .) in the repository")
+    return path
 
 
 def group_options(group: str) -> list[str]:

@@ -11,7 +11,6 @@ from .availability import availability
 from .fetch import cache_dir, hand_placed, is_cached, verify, wrapper_zip_path
 from .large import load_large
 from .loading import parse_fetched
-from .user import load_user_table
 
 
 def load_spec(spec: DatasetSpec, progress: Optional[bool] = None, force: bool = False,
@@ -58,6 +57,8 @@ def load_from_config(dataset_cfg) -> Dataset:
     `dataset=csv` reads the user's own file (dataset.path, dataset.target, dataset.task); for a named dataset,
     dataset.path names local copies of its files (local_sources)."""
     if dataset_cfg.name == "csv":
+        from .user import load_user_table  # here: pandas loads with the first user table, not the registry
+
         return load_user_table(dataset_cfg)
     return load_dataset(dataset_cfg.name, path=getattr(dataset_cfg, "path", None))
 

@@ -1,4 +1,8 @@
-"""Readers for the upstream file formats (text tables, Matlab .mat, LIBSVM, idx, Unix .Z)."""
+"""Readers for the upstream file formats (text tables, Matlab .mat, LIBSVM, idx, Unix .Z).
+
+pandas and scipy are imported by the readers that use them: the dataset registry imports this module, and
+`dlm-bench datasets` lists the registry without reading a file.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +11,12 @@ import struct
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
-import scipy.io
-import scipy.sparse
 
 
-def read_table(path: Path, sep: str | None = None, header=None, **kw) -> pd.DataFrame:
+def read_table(path: Path, sep: str | None = None, header=None, **kw) -> "pd.DataFrame":
     """Text table; sep None means runs of whitespace. Compression is inferred from the suffix."""
+    import pandas as pd
+
     if sep is None:
         return pd.read_csv(path, sep=r"\s+", header=header, **kw)
     return pd.read_csv(path, sep=sep, header=header, skipinitialspace=True, **kw)
@@ -25,6 +28,9 @@ def read_matrix(path: Path, sep: str | None = None) -> np.ndarray:
 
 def read_lgm_mat(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """rsheth80/lgm_fp_inf test problems: struct `data` with xt (N x D, maybe sparse) and yt (N)."""
+    import scipy.io
+    import scipy.sparse
+
     m = scipy.io.loadmat(path, squeeze_me=True, struct_as_record=False)
     data = m["data"]
     X = data.xt
@@ -34,6 +40,8 @@ def read_lgm_mat(path: Path) -> tuple[np.ndarray, np.ndarray]:
 
 
 def read_mat_variable(path: Path, name: str) -> np.ndarray:
+    import scipy.io
+
     return np.asarray(scipy.io.loadmat(path)[name])
 
 
