@@ -186,7 +186,7 @@ class ObjectiveConfig:
     pretrain_beta: str = one_of("one", ("one", "same"), "{key} must be one or same, got {value!r}")
     pretrain_epochs: Optional[int] = at_least(None, nullable=True)  # stage-1 epochs in minibatch mode; None: trainer.epochs (airline: 20)
     # train every beta of the group (same config, other beta_index) in one batched model and write one run
-    # directory per beta, named as unbatched (dlm_bench/batched.py); not part of run names
+    # directory per beta, named as unbatched (dlm_bench/run/batched.py); not part of run names
     beta_batch: bool = False
 
 
@@ -261,7 +261,7 @@ class EvalConfig:
 
 @dataclass
 class LgmConfig:
-    """Extended-LGM runs (model=lgm_glm|lgm_gp|lgm_sparse; Sheth & Khardon 2016, dlm_bench/lgm)."""
+    """Extended-LGM runs (model=lgm_glm|lgm_gp|lgm_sparse; Sheth & Khardon 2016, dlm_bench/fp)."""
 
     optimizer: str = "fpi"  # grad | fpb | fpi | fpi_mean
     likelihood: Optional[str] = None  # gaussian | poisson | laplace | logistic | probit | student_t; null: by task
@@ -396,7 +396,7 @@ class Config:
     sggpm: SggpmConfig = field(default_factory=SggpmConfig)
     paper: str = "dlm"
     experiment: str = "default"
-    report: Optional[str] = None  # the report spec (dlm_bench/report/specs.py) an experiment's runs are drawn with
+    report: Optional[str] = None  # the report spec (dlm_bench/report/layouts.py) an experiment's runs are drawn with
     seed: int = 0
     device: Device = Device.auto
     dtype: DType = DType.float64
