@@ -784,7 +784,7 @@ def test_ctrl_c_on_a_joblib_sweep_prints_one_line(tmp_path):
 
 def test_binary_csv_gets_its_split_and_label_map(fx, tmp_path, capsys):
     """issue 58: a binary CSV run without a protocol is split by the classification protocol (10 % validation, up
-    to 1000 test rows; its sizes re-derived here), and run.json records the yes/no -> 1/0 mapping the labels got;
+    to 1000 test rows, 25 % of all rows on a small table; its sizes re-derived here), and run.json records the yes/no -> 1/0 mapping the labels got;
     the record stays within the results contract."""
     code = main(["run", "dataset=csv", f"dataset.path={fx}/yesno_big.csv", "dataset.target=y", "dataset.task=binary",
                  *[a.replace("{tmp}", str(tmp_path)) for a in TINY]])
@@ -792,9 +792,11 @@ def test_binary_csv_gets_its_split_and_label_map(fx, tmp_path, capsys):
     (written,) = tmp_path.rglob("run.json")
     rec = json.loads(written.read_text())
     assert check_run_record(rec) is None
-    assert rec["split"] == "dlm_classification" and rec["config"]["protocol"]["name"] == "dlm_classification"
+    assert rec["config"]["protocol"]["name"] == "dlm_classification"
+    # issue 75: 1000 test rows would outnumber the 80 left to train on: the test part is 25 % of all rows instead
+    assert rec["split"] == "dlm_classification_test25"
     n_val = round(0.1 * 1200)
-    assert rec["train_size"] == 1200 - n_val - 1000  # train = the rest after validation and 1000 test rows
+    assert rec["train_size"] == 1200 - n_val - 300  # train = the rest after validation and 300 test rows
     assert rec["label_map"] == {"no": 0.0, "yes": 1.0}
     assert rec["train"]["stopped"] == "iteration_cap"
 
@@ -848,3 +850,32 @@ def test_interrupted_run_leaves_no_empty_run_dir(tmp_path):
     assert p.returncode in (130, -signal.SIGINT), err
     assert err.strip().splitlines()[-1] == "dlm-bench: interrupted", err
     assert not res.exists(), list(res.rglob("*"))
+
+
+@pytest.mark.parametrize("task", ["binary", "count"])
+def test_small_classification_csv_scales_its_test_part(tmp_path, capsys, task):
+    """issue 75: a valid 300-row binary or count CSV was refused ("leaves 1 train row(s) ... 1/30/269": the test part
+    took up to 1000 rows first). Now the test part is 25 % of all rows and run.json's split says so; sizes by hand:
+    val = 10 % of 300 = 30, test = 25 % of 300 = 75, train = the other 195."""
+    rng = np.random.default_rng(5)
+    df = _regression(n=300, seed=5)
+    df["y"] = (df["a"] > 0).astype(int) if task == "binary" else rng.poisson(np.exp(0.5 * df["a"]))
+    path = tmp_path / f"{task}300.csv"
+    path.write_text(_csv(df))
+    code = main(["run", "dataset=csv", f"dataset.path={path}", "dataset.target=y", f"dataset.task={task}",
+                 *[a.replace("{tmp}", str(tmp_path)) for a in TINY]])
+    out = capsys.readouterr()
+    assert code == 0, out.out + out.err
+    (written,) = tmp_path.rglob("run.json")
+    rec = json.loads(written.read_text())
+    assert check_run_record(rec) is None and rec["status"] == "ok"
+    assert rec["split"] == "dlm_classification_test25" and rec["train_size"] == 195
+
+
+def test_registered_classification_split_keeps_its_1000_test_rows():
+    """The scaling is for small tables only: thyroid's 3772 rows keep 377 validation and 1000 test rows."""
+    from dlm_bench.data.protocols import dlm_classification_split
+
+    s = dlm_classification_split(3772, 0)
+    assert (len(s.val), len(s.test), s.name) == (377, 1000, None)
+    assert len(dlm_classification_split(3772, 0, train_size=None).train) == 3772 - 377 - 1000
