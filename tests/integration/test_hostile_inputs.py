@@ -666,6 +666,9 @@ MACHINE_ROWS = [
         ("srun",), env={"PATH": os.path.dirname(sys.executable)}),
     Row("sweep_time_limit_negative", ["sweep", "--time-limit", "-5m", *SWEEP[1:]], 2,
         ("--time-limit '-5m' must be a finite duration > 0",), ("usage",)),
+    # issue 75: accepted, then every point failed with "OverflowError: timestamp out of range"
+    *[Row(f"sweep_time_limit_{v}", ["sweep", "--time-limit", v, *SWEEP[1:]], 2,
+          (f"--time-limit '{v}' is longer than a year (366d)",), ("OverflowError",)) for v in ("1e300", "1e10", "367d")],
     Row("sweep_data_offline", [*SWEEP, "dataset=creep"], 2,
         ("needs dataset creep", "no connection", "DLM_BENCH_MIRROR", "dlm-bench fetch creep", "nothing was run"),
         env=OFFLINE),
