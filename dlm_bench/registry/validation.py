@@ -263,7 +263,26 @@ def check_protocol_task(cfg: DictConfig, overrides: list[str]) -> None:
                                   "leave protocol out)")
 
 
+def check_ascii_numbers(cfg: DictConfig, overrides: list[str]) -> None:
+    """A number written with other digits than 0-9 (`seed=٣`, Arabic-Indic three): Python's int() and float() read
+    it, so it ran as seed 3 under a name the user never typed; refused, naming the ASCII spelling."""
+    from omegaconf import OmegaConf
+
+    for ov in overrides:
+        key, sep, value = ov.partition("=")
+        odd = [c for c in value if c.isdigit() and not c.isascii()]
+        if not sep or not odd:
+            continue
+        number = OmegaConf.select(cfg, key.lstrip("+~"), default=None)
+        if isinstance(number, (int, float)) and not isinstance(number, bool):
+            shown = value[1:-1] if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"" else value
+            raise ConfigError(f"{key}={shown!r} writes a number with digits other than 0-9 ({''.join(odd)!r}); "
+                              f"write it as {key}={number}")
+
+
 def validate(cfg: DictConfig, overrides: list[str] | None = None) -> None:
+    if overrides:
+        check_ascii_numbers(cfg, overrides)
     validate_numbers(cfg)
     check_dataset_keys(cfg)
     if overrides:

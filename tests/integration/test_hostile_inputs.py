@@ -112,6 +112,9 @@ def make_tables(fx: Path) -> None:
     _write(fx, "thousands_target.csv", _csv(base.assign(y=grouped)))
     _write(fx, "huge_target.csv", _csv(base.assign(y=np.where(np.arange(40) == 4, 1e300, base["y"]))))
     _write(fx, "huge_feature.csv", _csv(base.assign(b=np.where(np.arange(40) == 3, -1e300, base["b"]))))
+    _write(fx, "const_features.csv", _csv(base.assign(a=1.5, b=-2.0)))  # issue 75: trained on nothing before
+    _write(fx, "one_const_feature.csv", _csv(base.assign(a=1.5)))
+    _write(fx, "const_text_feature.csv", _csv(pd.DataFrame({"c": ["red"] * 40, "y": base["y"]})))
     big = _regression(n=1200, seed=2)  # > 1000 test rows + validation: the classification split leaves training rows
     _write(fx, "yesno_big.csv", _csv(big.assign(y=np.where(big["a"] + big["b"] > 0, "yes", "no"))))
 
@@ -318,6 +321,14 @@ DATA_ROWS = [
         2, ("protocol=dlm_regression is the regression split", "binary task", "protocol=dlm_classification")),
     Row("binary_csv_regression_protocol_name", csv_run("bin01.csv", "protocol.name=dlm_regression", task="binary"),
         2, ("protocol.name=dlm_regression is the regression split",)),
+    # issue 75: trained on bad input before
+    Row("bool_target_regression", csv_run("bin_bool.csv"), 2,
+        ("target column 'y' holds True/False labels, but dataset.task=regression", "use dataset.task=binary")),
+    Row("bool_target_regression_text", csv_run("bin_truefalse_text.csv"), 2, ("True/False labels",)),
+    Row("all_features_constant", csv_run("const_features.csv"), 2,
+        ("every feature column is constant (a=1.5, b=-2.0)", "nothing to learn from")),
+    Row("all_features_constant_text", csv_run("const_text_feature.csv"), 2, ("every feature column is constant",)),
+    Row("ok_one_feature_constant", csv_run("one_const_feature.csv"), 0, ("status=ok",)),
     # issue 58: runs say what they did (a binary CSV without a protocol gets the classification split: see
     # test_binary_csv_gets_its_split_and_label_map for run.json)
     Row("ok_binary_csv_default_protocol", ["run", "dataset=csv", "dataset.path={fx}/yesno_big.csv", "dataset.target=y",
@@ -525,6 +536,13 @@ MISC_CONFIG_ROWS = [
     Row("interpolation_in_sweep", ["sweep", "--dry-run", "seed=0", "trainer.lr=${nope}", R], 2, ("INVALID", "nope")),
     Row("interpolation_bad_resolver", ["run", "trainer.lr=${nope:1}", *TINY], 2, ("nope",)),
     Row("seed_overflow", ["run", "seed=99999999999999999999", *TINY], 2, (SEED, "99999999999999999999")),
+    Row("seed_arabic_indic_digit", ["run", "seed=\u0663", *TINY], 2,
+        ("seed='\u0663' writes a number with digits other than 0-9", "write it as seed=3")),
+    Row("lr_arabic_indic_digits", ["run", "trainer.lr=\u0660.\u0661", *TINY], 2,
+        ("digits other than 0-9", "trainer.lr=0.1")),
+    Row("sweep_seed_arabic_indic_digit", ["sweep", "seed=0,\u0663", *TINY], 2, ("seed", "could not be converted")),
+    Row("ok_non_ascii_digit_in_a_path", ["run", "results_dir={tmp}/res\u0663", "trainer.max_iters=2",
+                                         "trainer.progress=off", "model.num_inducing=5"], 0, ("status=ok",)),
     Row("seed_2_pow_63", ["run", "seed=9223372036854775808", *TINY], 2, (SEED,)),
     Row("sweep_seed_overflow", ["sweep", "seed=0,99999999999999999999", *TINY], 2,
         ("grid point 1 (seed=99999999999999999999) is invalid", SEED)),
