@@ -70,6 +70,7 @@ class RunContext:
     outcome: Outcome = field(default_factory=Outcome)
     dataset: data.Dataset | None = None
     threads: int | None = None
+    checkpoint_identity: dict = field(default_factory=dict)  # run name + config hash (run/naming.py), checkpoints
     _splits: dict = field(default_factory=dict)
     _t0: float | None = None
 

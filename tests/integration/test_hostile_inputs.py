@@ -900,3 +900,79 @@ def test_registered_classification_split_keeps_its_1000_test_rows():
     s = dlm_classification_split(3772, 0)
     assert (len(s.val), len(s.test), s.name) == (377, 1000, None)
     assert len(dlm_classification_split(3772, 0, train_size=None).train) == 3772 - 377 - 1000
+
+
+# --- checkpoints that are not this run's (issue 75) --------------------------------------------------------------
+
+CKPT = ["trainer.max_iters=15", "trainer.progress=off", "trainer.checkpoint_every_s=1e-9", "dtype=float64"]
+
+
+def _ckpt_run(tmp_path, capsys, *extra, keep_checkpoint=None):
+    """`dlm-bench run` in-process; keep_checkpoint: a monkeypatch that leaves the run's last checkpoint in place
+    (a donor for another run's folder). Returns (exit code, run.json, stderr, run dir)."""
+    from dlm_bench.run.naming import run_dir_for
+
+    args = [*CKPT, f"results_dir={tmp_path}", *extra]
+    run_dir = run_dir_for(compose_config(args))
+    if keep_checkpoint is not None:
+        keep_checkpoint.setattr("dlm_bench.run.record.remove_checkpoints", lambda d: None)
+    code = main(["run", *args])
+    if keep_checkpoint is not None:
+        keep_checkpoint.undo()
+    out = capsys.readouterr()
+    return code, json.loads((run_dir / "run.json").read_text()), out.err, run_dir
+
+
+@pytest.fixture(scope="module")
+def ckpt_reference(tmp_path_factory):
+    """The uninterrupted run (seed 0, M = 50) every case below must reproduce exactly."""
+    tmp = tmp_path_factory.mktemp("ckpt_ref")
+    code = main(["run", *CKPT, f"results_dir={tmp}", "seed=0", "model.num_inducing=50"])
+    assert code == 0
+    (rec,) = [json.loads(p.read_text()) for p in tmp.rglob("run.json")]
+    return rec
+
+
+def _legacy(path: Path) -> None:
+    """The checkpoint as written before identities were recorded (no run, no config): only its shape can tell."""
+    import torch
+
+    state = torch.load(path, weights_only=False)
+    state["identity"] = {}
+    torch.save(state, path)
+
+
+@pytest.mark.parametrize("case", ["other_seed", "other_m", "other_m_legacy", "bare_tensor", "garbage"])
+def test_a_checkpoint_not_of_this_run_is_ignored_in_one_line(case, tmp_path, capsys, monkeypatch, ckpt_reference):
+    """Issue 75: seed 1's checkpoint in seed 0's folder was resumed silently (test_nll 0.3184 against 0.3115); an M = 20
+    checkpoint in an M = 50 run, or a file holding a bare tensor, failed the run with an 8-line state_dict error and a
+    failed run.json. Now each is ignored with one line and the run ends exactly as the uninterrupted run."""
+    import torch
+
+    target = ["seed=0", "model.num_inducing=50"]
+    donor = {"other_seed": ["seed=1", "model.num_inducing=50"], "other_m": ["seed=0", "model.num_inducing=20"],
+             "other_m_legacy": ["seed=0", "model.num_inducing=20"]}.get(case)
+    from dlm_bench.run.naming import run_dir_for
+
+    place = run_dir_for(compose_config([*CKPT, f"results_dir={tmp_path}/target", *target])) / "checkpoint.pt"
+    place.parent.mkdir(parents=True)
+    if donor is not None:
+        code, rec, _, d = _ckpt_run(tmp_path / "donor", capsys, *donor, keep_checkpoint=monkeypatch)
+        assert code == 0 and rec["metrics"] != ckpt_reference["metrics"]  # resuming it would change the result
+        (d / "checkpoint.pt").rename(place)
+        if case == "other_m_legacy":
+            _legacy(place)
+    elif case == "bare_tensor":
+        torch.save(torch.zeros(3), place)
+    else:
+        place.write_bytes(bytes(np.random.default_rng(0).integers(0, 256, 3000, dtype=np.uint8)))
+    code, rec, err, _ = _ckpt_run(tmp_path / "target", capsys, *target)
+    lines = err.strip().splitlines()
+    assert code == 0 and rec["status"] == "ok", err
+    assert len(lines) == 1 and lines[0].startswith(f"dlm-bench: ignoring checkpoint {place}: "), err
+    assert lines[0].endswith("training starts over"), err
+    assert {"other_seed": "belongs to run boston_svgp_elbo_beta1_seed1_", "other_m": "belongs to run",
+            "other_m_legacy": "does not fit this model", "bare_tensor": "holds a Tensor",
+            "garbage": "does not load"}[case] in lines[0], err
+    assert rec["metrics"] == ckpt_reference["metrics"]  # every digit: as if uninterrupted
+    assert "resumed_at" not in rec["train"]
