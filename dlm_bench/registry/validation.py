@@ -290,6 +290,20 @@ def validate(cfg: DictConfig, overrides: list[str] | None = None) -> None:
         check_protocol_task(cfg, overrides)
 
 
+def check_environment() -> None:
+    """The DLM_BENCH_* settings a run reads while training (the progress heartbeat, a fixed run's wait for another
+    process's stage 1): a bad value is one line before anything trains, not a failed run.json."""
+    from ..training.stage1_store import env_seconds
+    from ..util.logline import Heartbeat
+
+    try:
+        Heartbeat.from_env()
+        env_seconds("DLM_BENCH_PRETRAIN_WAIT_S", 1.0)
+        env_seconds("DLM_BENCH_PRETRAIN_PROGRESS_S", 1.0)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+
+
 def validate_run(cfg: DictConfig, overrides: list[str] | None = None):
     """The whole pipeline for one run configuration; returns its ModelSpec."""
     from .pac_checks import check_pac_settings
@@ -297,6 +311,7 @@ def validate_run(cfg: DictConfig, overrides: list[str] | None = None):
     from .models import model_spec
 
     validate(cfg, overrides)
+    check_environment()
     spec = model_spec(cfg)
     check_combination(cfg)
     check_pac_settings(cfg)

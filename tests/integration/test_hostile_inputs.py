@@ -675,6 +675,14 @@ MACHINE_ROWS = [
         env={"DLM_BENCH_HEARTBEAT_S": "abc"}),
     Row("sweep_pretrain_wait_not_a_number", SWEEP, 2, ("DLM_BENCH_PRETRAIN_WAIT_S='abc'", "nothing was run"),
         env={"DLM_BENCH_PRETRAIN_WAIT_S": "abc"}),
+    # issue 75: `run` exited 1 with a failed run.json where `sweep` refused up front
+    Row("run_pretrain_wait_not_a_number", ["run", "objective=dlm", "objective.hyperparameters=fixed", *TINY], 2,
+        ("DLM_BENCH_PRETRAIN_WAIT_S='abc' is not a number of seconds",), env={"DLM_BENCH_PRETRAIN_WAIT_S": "abc"}),
+    Row("run_heartbeat_not_a_number", ["run", *TINY], 2, ("DLM_BENCH_HEARTBEAT_S", "'abc'"),
+        env={"DLM_BENCH_HEARTBEAT_S": "abc"}),
+    # issue 75: a dry run lists the points where sbatch is missing (they are submitted on the cluster)
+    Row("ok_sweep_dry_run_slurm_not_here", ["sweep", "--dry-run", "seed=0,1", "launcher=slurm", *TINY], 0,
+        ("2 new", "sbatch is not on PATH here"), ("error",), env={"PATH": os.path.dirname(sys.executable)}),
     Row("sweep_device_cuda_without_cuda", [*SWEEP, "device=cuda"], 2, ("device=cuda", "no CUDA device"),
         env={"CUDA_VISIBLE_DEVICES": ""}),
     Row("sweep_csv_good_then_garbage", ["sweep", "dataset=csv", "dataset.path={fx}/good.csv,{fx}/garbage.csv",
