@@ -984,3 +984,116 @@ def test_a_checkpoint_not_of_this_run_is_ignored_in_one_line(case, tmp_path, cap
             "garbage": "does not load"}[case] in lines[0], err
     assert rec["metrics"] == ckpt_reference["metrics"]  # every digit: as if uninterrupted
     assert "resumed_at" not in rec["train"]
+
+
+# --- mirrors that misbehave (issue 75) ----------------------------------------------------------------------------
+
+
+def _serve(handler_cls):
+    """An HTTP server on 127.0.0.1 in a thread; returns (server, base URL)."""
+    import threading
+    from http.server import ThreadingHTTPServer
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler_cls)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def _mirror_env(monkeypatch, tmp_path, url):
+    for k in ("https_proxy", "http_proxy", "HTTPS_PROXY", "HTTP_PROXY"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    monkeypatch.setenv("DLM_BENCH_MIRROR", url)
+    monkeypatch.setenv("DLM_BENCH_DATA", str(tmp_path / "cache"))
+
+
+@pytest.mark.parametrize("get_works", [True, False])
+def test_a_mirror_that_refuses_head_but_serves_get(get_works, tmp_path, capsys, monkeypatch):
+    """A mirror answering HEAD with 501 but serving GET made `sweep` refuse the dataset ("cannot reach ... HTTP
+    501") while `fetch` worked. The probe now asks with a ranged GET and takes the size from Content-Range;
+    a mirror that refuses GET as well is still unavailable (the control)."""
+    from http.server import BaseHTTPRequestHandler
+
+    body = b"0123456789" * 100
+    asked = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_HEAD(self):
+            asked.append("HEAD")
+            self.send_error(501)
+
+        def do_GET(self):
+            asked.append(("GET", self.headers.get("Range")))
+            if not get_works:
+                self.send_error(501)
+                return
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes 0-0/{len(body)}")
+            self.send_header("Content-Length", "1")
+            self.end_headers()
+            self.wfile.write(body[:1])
+
+        def log_message(self, *a):
+            pass
+
+    server, url = _serve(Handler)
+    try:
+        _mirror_env(monkeypatch, tmp_path, url)
+        from dlm_bench.data.availability import locate
+
+        a = locate("creep", probe=True)
+        code = main(["sweep", "--estimate", "dataset=creep", "seed=0", *[t.replace("{tmp}", str(tmp_path)) for t in TINY]])
+    finally:
+        server.shutdown()
+        server.server_close()
+    out = capsys.readouterr()
+    assert asked[:2] == ["HEAD", ("GET", "bytes=0-0")]
+    if get_works:
+        assert a.state != "unavailable" and a.nbytes == len(body), a
+        assert code == 0 and "1 new" in out.out and "DATA UNAVAILABLE" not in out.out + out.err, out
+    else:
+        assert a.state == "unavailable" and "HTTP 501 to HEAD, HTTP 501 to GET" in a.reason, a
+        assert code == 2 and len(out.err.strip().splitlines()) == 1, out
+
+
+def test_a_mirror_that_never_answers_is_named_and_given_up_on_soon(tmp_path, capsys, monkeypatch):
+    """A mirror that accepts the connection and never answers kept `fetch` silent for 186 s (60 s read timeout x 3).
+    Now a line names what it waits for after WAIT_NOTE_S, and each attempt gives up on the first byte after
+    DLM_BENCH_FETCH_TIMEOUT_S (lowered here: 0.5 s, so 3 attempts + 1.5 s of backoff stay a few seconds)."""
+    import importlib
+    import threading
+
+    fetch_mod = importlib.import_module("dlm_bench.data.fetch")  # the module (dlm_bench.data.fetch is also a function)
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    held, stop = [], threading.Event()
+
+    def accept():
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])  # accepted, never answered
+            except OSError:
+                pass
+
+    threading.Thread(target=accept, daemon=True).start()
+    _mirror_env(monkeypatch, tmp_path, f"http://127.0.0.1:{listener.getsockname()[1]}")
+    monkeypatch.setenv("DLM_BENCH_FETCH_TIMEOUT_S", "0.5")
+    monkeypatch.setattr(fetch_mod, "WAIT_NOTE_S", 0.2)
+    t0 = time.monotonic()
+    try:
+        code = main(["fetch", "creep"])
+    finally:
+        stop.set()
+        for s in held:
+            s.close()
+        listener.close()
+    wall = time.monotonic() - t0
+    err = capsys.readouterr().err
+    assert code != 0 and wall < 15, (code, wall, err)
+    assert "fetch: waiting for 127.0.0.1:" in err, err
+    assert "giving up after 0.5 s (attempt 1 of 3)" in err, err
+    assert "timed out, 3 attempts" in err, err
+    assert "Traceback" not in err
