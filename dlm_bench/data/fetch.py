@@ -554,6 +554,15 @@ def usable(rf: RemoteFile, name: str | None = None) -> bool:
     if not is_cached(rf):
         return False
     rec = record_path(rf)
+    try:
+        return _checked(rf, rec, name)
+    except OSError as exc:  # a cached file the user may not read (mode 000): one line naming it, not a traceback
+        raise DatasetError(f"cannot read the cached file {exc.filename or rec} ({exc.strerror or type(exc).__name__}); "
+                           f"make it readable (chmod u+r) or {cache.refetch_hint(name)}") from None
+
+
+def _checked(rf: RemoteFile, rec: Path, name: str | None) -> bool:
+    """usable()'s checks of a cached file (sidecar stamp, else the registry hash)."""
     if cache.quick_check(rec, name):
         return True
     if rf.known_hash and not rf.head_lines:

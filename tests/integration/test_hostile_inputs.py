@@ -1097,3 +1097,56 @@ def test_a_mirror_that_never_answers_is_named_and_given_up_on_soon(tmp_path, cap
     assert "giving up after 0.5 s (attempt 1 of 3)" in err, err
     assert "timed out, 3 attempts" in err, err
     assert "Traceback" not in err
+
+
+# --- a cached file the user may not read (issue 75) -----------------------------------------------------------
+
+MIRROR = Path("/work/shared/data")
+
+
+def _cache_creep(tmp_path, monkeypatch) -> Path:
+    """creep fetched from the offline mirror into a fresh cache, then chmod 000 (which changes its ctime: the
+    cache's quick check then re-hashes it). Returns the cached file."""
+    if not (MIRROR / "creep").is_dir():
+        pytest.skip("the offline data mirror /work/shared/data is absent")
+    monkeypatch.setenv("DLM_BENCH_MIRROR", str(MIRROR))
+    monkeypatch.setenv("DLM_BENCH_DATA", str(tmp_path / "cache"))
+    assert main(["fetch", "creep"]) == 0
+    (cached,) = [p for p in (tmp_path / "cache" / "creep").rglob("creep.data")]
+    os.chmod(cached, 0)
+    return cached
+
+
+def _unreadable_run(tmp_path, capsys, cached):
+    code = main(["run", "dataset=creep", *[a.replace("{tmp}", str(tmp_path)) for a in TINY]])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.strip().splitlines() == [
+        f"dlm-bench: error: cannot read the cached file {cached} (Permission denied); make it readable (chmod u+r) "
+        "or re-fetch it with: dlm-bench fetch creep --force"], err
+    assert not list(tmp_path.rglob("run.json"))
+
+
+def test_a_cached_file_of_mode_000_is_one_line_naming_it(tmp_path, capsys, monkeypatch):
+    """Was "internal error: PermissionError". Tests run as root, which reads a mode-000 file anyway: the denial
+    is what open() raises for a non-root user, put in by a monkeypatch on the file's own path."""
+    import builtins
+
+    cached = _cache_creep(tmp_path, monkeypatch)
+    capsys.readouterr()
+    real_open = builtins.open
+
+    def denied(file, *a, **k):
+        if isinstance(file, (str, os.PathLike)) and Path(file) == cached and not os.stat(cached).st_mode & 0o777:
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *a, **k)
+
+    monkeypatch.setattr(builtins, "open", denied)
+    _unreadable_run(tmp_path, capsys, cached)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a mode-000 file; the monkeypatched test above covers root")
+def test_a_cached_file_of_mode_000_for_a_real_user(tmp_path, capsys, monkeypatch):
+    cached = _cache_creep(tmp_path, monkeypatch)
+    capsys.readouterr()
+    _unreadable_run(tmp_path, capsys, cached)
