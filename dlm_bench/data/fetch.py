@@ -239,10 +239,17 @@ def _progress(progress: Optional[bool]) -> bool:
 
 
 def _checksum_error(rf: RemoteFile, actual: str, origin: str) -> DatasetError:
-    return DatasetError(
-        f"checksum mismatch for {rf.mirror_path} from {origin}: expected {rf.known_hash}, got {actual}; "
-        f"the bad file was removed, fetch again or check DLM_BENCH_MIRROR"
-    )
+    """What became of the bad bytes: a download's copy is removed; a file the user put in the cache by hand, gave as
+    dataset.path or keeps in a mirror folder is the user's and stays where it is (the message says where)."""
+    if is_url(origin):
+        what = "the downloaded copy was removed; fetch again or check DLM_BENCH_MIRROR"
+    elif mirror() and not is_url(mirror()) and Path(origin).is_relative_to(Path(mirror()).expanduser()):
+        what = f"nothing was cached; the mirror's file {origin} was kept: check DLM_BENCH_MIRROR"
+    else:
+        what = (f"nothing was cached; the file placed by hand was kept at {origin}: replace it with the right file "
+                f"or delete it and fetch again")
+    return DatasetError(f"checksum mismatch for {rf.mirror_path} from {origin}: expected {rf.known_hash}, got {actual}; "
+                        + what)
 
 
 def _put_hint(rf: RemoteFile) -> str:

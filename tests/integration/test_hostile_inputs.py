@@ -1150,3 +1150,44 @@ def test_a_cached_file_of_mode_000_for_a_real_user(tmp_path, capsys, monkeypatch
     cached = _cache_creep(tmp_path, monkeypatch)
     capsys.readouterr()
     _unreadable_run(tmp_path, capsys, cached)
+
+
+def test_a_configuration_error_of_every_point_is_said_once_as_such(tmp_path, capsys, monkeypatch):
+    """Issue 75: a batched beta sweep with model.num_inducing=5000 on 200 rows printed the ConfigError once per point,
+    each line and the summary calling it "an error of this machine, not of the point". Now: said once, as a
+    configuration error; the other points are "the same"; nothing written; exit 2."""
+    monkeypatch.setattr("dlm_bench.sweeps.job._SAID", set())
+    code = main(["sweep", "objective=dlm", "objective.beta_batch=true", "objective.beta_index=range(0,3)",
+                 "protocol.train_size=200", "model.num_inducing=5000", "trainer.max_iters=2", "trainer.progress=off",
+                 f"results_dir={tmp_path}/res"])
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert code == 2, text
+    assert text.count("model.num_inducing=5000 is larger than the training part (200 rows") == 1, text
+    assert text.count("configuration error: model.num_inducing=5000") == 1, text
+    assert text.count("the same configuration error as above") == 2, text
+    assert "an error of this machine" not in text, text
+    assert "3 not run (found before training, said above: a configuration error or one of this machine" in text
+    assert not list(tmp_path.rglob("run.json"))
+
+
+def test_a_bad_archive_placed_by_hand_is_kept_and_the_message_says_where(tmp_path, capsys, monkeypatch):
+    """Issue 75: a bad archive put in the cache by hand (usps35's tar.bz2, not unpacked yet) was reported as "the
+    bad file was removed" while it stayed in the cache, byte-identical. The user's file is kept, and the message
+    says so and where."""
+    from dlm_bench.data.datasets import get_spec
+    from dlm_bench.data.fetch import cached_path
+
+    monkeypatch.setenv("DLM_BENCH_MIRROR", "")
+    monkeypatch.setenv("DLM_BENCH_DATA", str(tmp_path / "cache"))
+    (rf,) = get_spec("usps35").files
+    placed = cached_path(rf)
+    placed.parent.mkdir(parents=True)
+    placed.write_bytes(b"not the usps archive\n" * 50)
+    before = placed.read_bytes()
+    code = main(["fetch", "usps35"])
+    text = "".join(capsys.readouterr())
+    assert code != 0, text
+    assert f"checksum mismatch for {rf.mirror_path}" in text and f"the file placed by hand was kept at {placed}" in text, text
+    assert "removed" not in text, text
+    assert placed.read_bytes() == before  # as the message says
