@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import sys
+import threading
 import time
 import zipfile
 from email.utils import parsedate_to_datetime
@@ -38,7 +39,12 @@ from .datasets import DATASETS, DatasetError, DatasetSpec, RemoteFile, get_spec
 
 RETRIES = 3  # attempts for transient failures (connection refused/reset, timeouts, 429, 5xx)
 BACKOFF_S = 0.5
-TIMEOUT_S = 60
+TIMEOUT_S = 60  # seconds without a byte during a transfer before the attempt counts as timed out
+# a server that accepts the connection and never answers: each attempt gives up on the first byte after this long
+# (DLM_BENCH_FETCH_TIMEOUT_S overrides), and after WAIT_NOTE_S a line says what fetch is waiting for
+FIRST_BYTE_TIMEOUT_S = 20.0
+CONNECT_TIMEOUT_S = 10.0
+WAIT_NOTE_S = 5.0
 MAX_RETRY_AFTER_S = 300  # a longer Retry-After is reported instead of waited for
 ANNOUNCE_MB = 100  # the size is printed before any download larger than this
 RESUME_MIN_BYTES = 100 * 10**6  # an interrupted transfer at least this large is kept in <cache>/.partial to resume
@@ -233,10 +239,17 @@ def _progress(progress: Optional[bool]) -> bool:
 
 
 def _checksum_error(rf: RemoteFile, actual: str, origin: str) -> DatasetError:
-    return DatasetError(
-        f"checksum mismatch for {rf.mirror_path} from {origin}: expected {rf.known_hash}, got {actual}; "
-        f"the bad file was removed, fetch again or check DLM_BENCH_MIRROR"
-    )
+    """What became of the bad bytes: a download's copy is removed; a file the user put in the cache by hand, gave as
+    dataset.path or keeps in a mirror folder is the user's and stays where it is (the message says where)."""
+    if is_url(origin):
+        what = "the downloaded copy was removed; fetch again or check DLM_BENCH_MIRROR"
+    elif mirror() and not is_url(mirror()) and Path(origin).is_relative_to(Path(mirror()).expanduser()):
+        what = f"nothing was cached; the mirror's file {origin} was kept: check DLM_BENCH_MIRROR"
+    else:
+        what = (f"nothing was cached; the file placed by hand was kept at {origin}: replace it with the right file "
+                f"or delete it and fetch again")
+    return DatasetError(f"checksum mismatch for {rf.mirror_path} from {origin}: expected {rf.known_hash}, got {actual}; "
+                        + what)
 
 
 def _put_hint(rf: RemoteFile) -> str:
@@ -286,10 +299,43 @@ def _announce(rf: RemoteFile, url: str, total: Optional[int]) -> None:
         print(f"downloading {rf.mirror_path}: {_mb(mb)} from {url}", file=sys.stderr, flush=True)
 
 
+def first_byte_timeout() -> float:
+    """FIRST_BYTE_TIMEOUT_S, or DLM_BENCH_FETCH_TIMEOUT_S (seconds > 0) where set."""
+    value = os.environ.get("DLM_BENCH_FETCH_TIMEOUT_S")
+    if not value:
+        return FIRST_BYTE_TIMEOUT_S
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds < float("inf"):
+        raise DatasetError(f"DLM_BENCH_FETCH_TIMEOUT_S={value!r} must be a finite number of seconds > 0")
+    return seconds
+
+
+def _get(url: str, headers: dict, attempt: int) -> requests.Response:
+    """requests.get of the headers (streamed), with a line on stderr when the server keeps silent WAIT_NOTE_S:
+    a mirror that accepts the connection and never answers is otherwise minutes of silence."""
+    limit = first_byte_timeout()
+    note = threading.Timer(WAIT_NOTE_S, lambda: print(
+        f"fetch: waiting for {urlsplit(url).netloc or url} to answer ({url}); no byte after {WAIT_NOTE_S:g} s, "
+        f"giving up after {limit:g} s (attempt {attempt + 1} of {RETRIES})", file=sys.stderr, flush=True))
+    note.daemon = True
+    note.start()
+    try:
+        resp = requests.get(url, stream=True, timeout=(min(CONNECT_TIMEOUT_S, limit), limit), headers=headers)
+    finally:
+        note.cancel()
+    sock = getattr(getattr(resp.raw, "connection", None), "sock", None)
+    if sock is not None:  # it answered: the transfer itself may pause longer (best effort; urllib3 2 names it so)
+        sock.settimeout(max(TIMEOUT_S, limit))
+    return resp
+
+
 def _open(url: str, rf: RemoteFile, headers: dict, attempt: int) -> Optional[requests.Response]:
     """GET `url` (streamed); None after a retryable answer (429 / 5xx, Retry-After honoured, slept here)."""
     try:
-        resp = requests.get(url, stream=True, timeout=TIMEOUT_S, headers=headers)
+        resp = _get(url, headers, attempt)
     except (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema,
             requests.exceptions.InvalidSchema) as exc:
         where = " (check DLM_BENCH_MIRROR)" if mirror() and is_url(mirror()) else ""
@@ -515,6 +561,15 @@ def usable(rf: RemoteFile, name: str | None = None) -> bool:
     if not is_cached(rf):
         return False
     rec = record_path(rf)
+    try:
+        return _checked(rf, rec, name)
+    except OSError as exc:  # a cached file the user may not read (mode 000): one line naming it, not a traceback
+        raise DatasetError(f"cannot read the cached file {exc.filename or rec} ({exc.strerror or type(exc).__name__}); "
+                           f"make it readable (chmod u+r) or {cache.refetch_hint(name)}") from None
+
+
+def _checked(rf: RemoteFile, rec: Path, name: str | None) -> bool:
+    """usable()'s checks of a cached file (sidecar stamp, else the registry hash)."""
     if cache.quick_check(rec, name):
         return True
     if rf.known_hash and not rf.head_lines:

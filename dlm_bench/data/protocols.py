@@ -4,7 +4,10 @@ normalisation statistics of the training rows.
   dlm_regression      shuffle, 67/8/25, optional train-size subsample of the train part, optional
                       cap on the test part (song: 10000)
   dlm_classification  10% of all rows validation, up to test_size (1000) test rows, the training
-                      rows (up to train_size) from the rest; also count data; airline: 100000 test
+                      rows (up to train_size) from the rest; also count data; airline: 100000 test.
+                      A small table whose test part would outnumber its training part gets a test
+                      part of 25% of all rows instead (as dlm_regression), recorded as split
+                      dlm_classification_test25
   pac                 80/20 train/test; the seed is the repetition (the paper uses 10)
   savigp              the upstream fixed splits stored with the dataset, split number seed % n
 """
@@ -27,6 +30,7 @@ class Split:
     test: np.ndarray
     x_stats: Standardizer | None = None  # fitted on the training rows only
     y_stats: Standardizer | None = None  # identity for non-regression tasks
+    name: str | None = None  # run.json's split when it is not the protocol's name (a scaled test part)
 
 
 def _empty() -> np.ndarray:
@@ -62,6 +66,10 @@ def dlm_regression_split(
     return Split(train, val, test)
 
 
+SMALL_TEST_FRAC = 0.25
+SCALED_TEST_SPLIT = "dlm_classification_test25"
+
+
 def dlm_classification_split(
     n: int, seed: int, val_frac: float = 0.1, train_size: int | None = 2000, test_size: int | None = 1000
 ) -> Split:
@@ -73,12 +81,17 @@ def dlm_classification_split(
     n_val = int(round(val_frac * n))
     rest = n - n_val
     n_test = rest - 1 if test_size is None else min(test_size, rest - 1)
+    name = None
+    if test_size is not None and n_test > rest - n_test:
+        # a small table (a 300-row CSV): a fixed 1000-row test part would leave (almost) nothing to train on, so the
+        # test part is dlm_regression's 25 % of all rows; no registered DLM data set is small enough to get here
+        n_test, name = max(1, int(round(SMALL_TEST_FRAC * n))), SCALED_TEST_SPLIT
     if n_test < 1:
         raise DatasetError(f"dataset of {n} rows is too small for this protocol")
     val, test, train = perm[:n_val], perm[n_val : n_val + n_test], perm[n_val + n_test :]
     if train_size is not None and train_size > len(train):
         train_size = len(train)  # "up to" the requested size on small data sets
-    return Split(_take_train(train, train_size), val, test)
+    return Split(_take_train(train, train_size), val, test, name=name)
 
 
 def pac_split(n: int, seed: int, train_frac: float = 0.8, train_size: int | None = None,

@@ -5,7 +5,8 @@ categorical features; a numeric column is dummy-coded only when declared in `dat
 Refused with a one-line DatasetError (exit 2), before anything trains: a path that is not a regular file
 (`/dev/zero`, a folder, a FIFO); duplicate column names, or a second column named like the target; a feature
 column that is a copy of the target; a column that mixes numbers and text (one typo must not become hundreds of
-dummy columns) unless declared categorical; missing or infinite values; a constant target; binary labels other
+dummy columns) unless declared categorical; missing or infinite values; a constant target, or features constant in every row; a True/False target with
+dataset.task=regression; binary labels other
 than two classes in {0, 1}, {-1, 1} or {False, True} (or two text labels); count targets that are negative or
 not integers; numbers written with thousands separators ("1,000,345.584": read as text, they would become one dummy
 column per value); values so large that their variance overflows float64 (1e300: standardising them gives inf)."""
@@ -206,9 +207,20 @@ def load_user_table(cfg) -> Dataset:
         feat_names += col_names
     if not blocks:
         raise DatasetError(f"{path.name}: no feature columns besides the target {target!r}")
+    X = np.hstack(blocks)
+    _check_not_all_constant(X, feats, path.name)
     y, label_map = _target(y_raw, target, task, path.name)
     _check_no_target_copy(feats, y_raw, declared, target, path.name)
-    return Dataset(path.stem, task, np.hstack(blocks), y, feat_names, label_map=label_map)
+    return Dataset(path.stem, task, X, y, feat_names, label_map=label_map)
+
+
+def _check_not_all_constant(X: np.ndarray, feats: pd.DataFrame, fname: str) -> None:
+    """Inputs that are the same in every row carry nothing to learn from: the model would fit the target's mean
+    and report it as a result."""
+    if len(X) > 1 and bool((X == X[0]).all()):
+        cols = ", ".join(f"{c}={feats[c].iloc[0]}" for c in list(feats.columns)[:5])
+        more = f" and {len(feats.columns) - 5} more" if len(feats.columns) > 5 else ""
+        raise DatasetError(f"{fname}: every feature column is constant ({cols}{more}); nothing to learn from")
 
 
 def _task(cfg) -> str:
@@ -291,6 +303,9 @@ def _target(y_raw: pd.Series, target: str, task: str, fname: str) -> tuple[np.nd
         y = _binary(y_raw, target, fname)
         return y, _label_map(y_raw, y)
     label_map = None
+    if pd.api.types.is_bool_dtype(y_raw) and task == "regression":
+        raise DatasetError(f"{fname}: target column {target!r} holds True/False labels, but dataset.task=regression "
+                           "fits real numbers; use dataset.task=binary")
     if pd.api.types.is_bool_dtype(y_raw):
         y = y_raw.to_numpy(np.float64)
         label_map = _label_map(y_raw, y)

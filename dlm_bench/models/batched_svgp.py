@@ -183,7 +183,10 @@ def fit_batched(bundle: BatchedBundle, X, y, trainer) -> list:
     ckpt = getattr(trainer, "checkpoint", None)  # the group's (run/batched.py; training/checkpoint.py)
     ckpt = ckpt if ckpt is not None and ckpt.enabled else None
     if ckpt is not None:
-        run.restore(ckpt.load())
+        saved = ckpt.load()
+        run.restore(saved if saved is not None and all(
+            ckpt.fits(bundle if b["root"] else BatchedBundle(bundle.template, b["betas"], bundle.fixed), b["state"])
+            for b in saved.get("batches", [])) else None)
     if trainer.heartbeat is not None:
         trainer.heartbeat.start()
     try:

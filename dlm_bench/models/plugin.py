@@ -147,7 +147,8 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
     describe(cfg, out, prep, bundle)
     ctx.apply_threads(n_train, bundle.num_inducing, cfg.trainer.batch_size)
     fixed = cfg.objective.hyperparameters is Hyperparameters.fixed
-    trainer = Trainer.from_config(cfg.trainer, seed=cfg.seed).checkpoint_to(ctx.run_dir / CHECKPOINT)
+    trainer = Trainer.from_config(cfg.trainer, seed=cfg.seed).checkpoint_to(ctx.run_dir / CHECKPOINT,
+                                                                                  ctx.checkpoint_identity)
     result, pretrain, pretrain_info, trained_wall = TrainResult(), None, {}, None
     stage1_key, shared = (None if fixed else shared_stage1_key(cfg)), None
     ctx.begin_training()

@@ -272,12 +272,45 @@ def check_protocol_task(cfg: DictConfig, overrides: list[str]) -> None:
                                   "leave protocol out)")
 
 
+def check_ascii_numbers(cfg: DictConfig, overrides: list[str]) -> None:
+    """A number written with other digits than 0-9 (`seed=٣`, Arabic-Indic three): Python's int() and float() read
+    it, so it ran as seed 3 under a name the user never typed; refused, naming the ASCII spelling."""
+    from omegaconf import OmegaConf
+
+    for ov in overrides:
+        key, sep, value = ov.partition("=")
+        odd = [c for c in value if c.isdigit() and not c.isascii()]
+        if not sep or not odd:
+            continue
+        number = OmegaConf.select(cfg, key.lstrip("+~"), default=None)
+        if isinstance(number, (int, float)) and not isinstance(number, bool):
+            shown = value[1:-1] if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"" else value
+            raise ConfigError(f"{key}={shown!r} writes a number with digits other than 0-9 ({''.join(odd)!r}); "
+                              f"write it as {key}={number}")
+
+
 def validate(cfg: DictConfig, overrides: list[str] | None = None) -> None:
+    if overrides:
+        check_ascii_numbers(cfg, overrides)
     validate_numbers(cfg)
     check_dataset_keys(cfg)
     if overrides:
         check_choices(cfg, overrides)
         check_protocol_task(cfg, overrides)
+
+
+def check_environment() -> None:
+    """The DLM_BENCH_* settings a run reads while training (the progress heartbeat, a fixed run's wait for another
+    process's stage 1): a bad value is one line before anything trains, not a failed run.json."""
+    from ..training.stage1_store import env_seconds
+    from ..util.logline import Heartbeat
+
+    try:
+        Heartbeat.from_env()
+        env_seconds("DLM_BENCH_PRETRAIN_WAIT_S", 1.0)
+        env_seconds("DLM_BENCH_PRETRAIN_PROGRESS_S", 1.0)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
 
 
 def validate_run(cfg: DictConfig, overrides: list[str] | None = None):
@@ -287,6 +320,7 @@ def validate_run(cfg: DictConfig, overrides: list[str] | None = None):
     from .models import model_spec
 
     validate(cfg, overrides)
+    check_environment()
     spec = model_spec(cfg)
     check_combination(cfg)
     check_pac_settings(cfg)

@@ -333,9 +333,11 @@ def _train_members(cfg, members, prep, device, dtype, unbatched) -> dict:
 
 def group_checkpoint(cfg: DictConfig, ks: list[int], every_s: float) -> Checkpoint:
     """The checkpoint of a batch of members `ks` (training/checkpoint.py), in the group's directory; it resumes
-    only a batch of the same members (members written meanwhile make a new batch, which starts over)."""
+    only a batch of the same members of the same group (members written meanwhile make a new batch, which starts
+    over). Its identity is the group's name, not a config hash: any member's job may run the group."""
     name = f"checkpoint-{ks[0]}-{ks[-1]}.pt"
-    return Checkpoint(group_lock_dir(cfg) / name, every_s, identity={"members": list(ks)})
+    return Checkpoint(group_lock_dir(cfg) / name, every_s, identity={"run": group_lock_dir(cfg).name,
+                                                                         "members": list(ks)})
 
 
 def _get_rng():

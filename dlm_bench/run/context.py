@@ -70,6 +70,7 @@ class RunContext:
     outcome: Outcome = field(default_factory=Outcome)
     dataset: data.Dataset | None = None
     threads: int | None = None
+    checkpoint_identity: dict = field(default_factory=dict)  # run name + config hash (run/naming.py), checkpoints
     _splits: dict = field(default_factory=dict)
     _t0: float | None = None
 
@@ -90,6 +91,8 @@ class RunContext:
         dtype = dtype or self.dtype
         if dtype not in self._splits:
             self._splits[dtype] = split_tensors(self.cfg, self.dataset, self.device, dtype)
+            if self._splits[dtype].split.name and not self.outcome.split:
+                self.outcome.split = self._splits[dtype].split.name  # run.json says the test part was scaled
         return self._splits[dtype]
 
     def apply_threads(self, n: int, num_inducing: int | None, batch_size: int | None) -> int:

@@ -37,7 +37,7 @@ from ..registry.validation import check_writable, validate_run
 from ..results.contract import RunRecord
 from . import batched, signals
 from .context import RunContext
-from .naming import run_dir_for
+from .naming import checkpoint_identity, run_dir_for
 from .record import build_record, probe_run_dir, record_failure, remove_if_empty, write_run
 
 
@@ -77,6 +77,7 @@ def _execute_single(cfg: DictConfig, spec) -> tuple[RunRecord, Path]:
     run_dir = run_dir_for(cfg)
     check_writable(run_dir.parent)  # before any training: results that cannot be written are lost
     ctx = RunContext.create(cfg, spec, run_dir)
+    ctx.checkpoint_identity = checkpoint_identity(cfg)
     ctx.load()
     created = probe_run_dir(run_dir)
     tb = None

@@ -112,6 +112,23 @@ def run_name(cfg: DictConfig, resolve: bool = True) -> str:
     return re.sub(r"[^A-Za-z0-9_.+-]", "-", name)
 
 
+def checkpoint_identity(cfg: DictConfig) -> dict:
+    """What a checkpoint records of its run (training/checkpoint.py): the run name and a hash of the whole
+    configuration less where and how it runs, so a checkpoint put in another run's place (another seed's, another
+    M's) is not resumed there."""
+    d = config_dict(cfg)
+    for k in NOT_IN_RUN_NAME:
+        d.pop(k, None)
+    for key in TRAINER_NOT_IN_RUN_NAME:
+        d.get("trainer", {}).pop(key, None)
+    config = hashlib.sha1(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    try:
+        name = run_name(cfg)
+    except Exception:  # noqa: BLE001 - a name that cannot be resolved: the hash alone identifies it
+        name = None
+    return {"run": name, "config": config}
+
+
 def run_dir_for(cfg: DictConfig, resolve: bool = True) -> Path:
     if cfg.run_dir:
         return Path(cfg.run_dir)

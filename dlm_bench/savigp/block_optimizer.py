@@ -118,6 +118,8 @@ def fit(model: Savigp, X, y, *, num_samples: int, blocks=BLOCKS, evals: dict | N
         return v, s
 
     saved = checkpoint.load() if checkpoint is not None else None
+    if saved is not None and not checkpoint.fits(model, saved.get("module")):
+        saved = None
     if saved is not None:
         prev_elbo = _resume(saved, model, gen, adams, lr, res)
         t0, c0 = t0 - saved["wall_s"], c0 - saved["cpu_s"]

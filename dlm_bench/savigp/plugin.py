@@ -220,11 +220,11 @@ def variant_label(s) -> str:
     return "fg" if s.posterior == "fg" else f"mog{s.components}"
 
 
-def fit_checkpoint(cfg: DictConfig, run_dir) -> Checkpoint | None:
+def fit_checkpoint(cfg: DictConfig, run_dir, identity: dict | None = None) -> Checkpoint | None:
     """Where the fit saves its state every trainer.checkpoint_every_s seconds (None when 0: off); a rerun of the
     point resumes there (block_optimizer.py, training/checkpoint.py)."""
     every = cfg.trainer.get("checkpoint_every_s")
-    return Checkpoint(Path(run_dir) / CHECKPOINT, every) if every else None
+    return Checkpoint(Path(run_dir) / CHECKPOINT, every, identity) if every else None
 
 
 def execute(cfg: DictConfig, ctx) -> Outcome:
@@ -262,7 +262,7 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
               evals={b: s[f"evals_{b}"] for b in BLOCKS}, max_iter=s.max_iter,
               optimizer=s.optimizer, lr=s.lr, xtol=s.xtol, ftol=s.ftol, resample=s.resample, seed=s.sample_seed + cfg.seed,
               track=track, max_wall_s=s.max_wall_s,
-              heartbeat=Heartbeat.for_progress(cfg.trainer.progress), checkpoint=fit_checkpoint(cfg, ctx.run_dir))
+              heartbeat=Heartbeat.for_progress(cfg.trainer.progress), checkpoint=fit_checkpoint(cfg, ctx.run_dir, ctx.checkpoint_identity))
     out.status, out.error, out.curve = res.status, res.error, res.curve
     out.train = {"iterations": res.iterations, "epochs": None, "converged": bool(res.converged), "wall_s": res.wall_s,
                  "cpu_s": res.cpu_s, "final_loss": -res.final_elbo if res.final_elbo is not None else None,

@@ -121,7 +121,7 @@ def check_point(c, name: str, task: str, N: int):
     return alg, kind, sizes, M
 
 
-def fold_checkpoint(cfg: DictConfig, run_dir, n_eval: int) -> Checkpoint | None:
+def fold_checkpoint(cfg: DictConfig, run_dir, n_eval: int, identity: dict | None = None) -> Checkpoint | None:
     """The finished folds' rows, saved after each fold (training/checkpoint.py; None with
     trainer.checkpoint_every_s=0). Each fold's fit is deterministic and depends only on its own rows (an SoD model
     is refitted on fold 1's active set when a resumed run first needs it), so a run killed part-way resumes at its
@@ -129,7 +129,7 @@ def fold_checkpoint(cfg: DictConfig, run_dir, n_eval: int) -> Checkpoint | None:
     Saved every fold, not every checkpoint_every_s: a fold is seconds to minutes of work and its rows a few bytes."""
     if not cfg.trainer.get("checkpoint_every_s"):
         return None
-    return Checkpoint(run_dir / CHECKPOINT, cfg.trainer.checkpoint_every_s, identity={"sggpm_folds": n_eval})
+    return Checkpoint(run_dir / CHECKPOINT, cfg.trainer.checkpoint_every_s, identity={**(identity or {}), "sggpm_folds": n_eval})
 
 
 def execute(cfg: DictConfig, ctx) -> Outcome:
@@ -159,7 +159,7 @@ def fit_folds(cfg: DictConfig, ctx, folds: list[Fold], kind: str, M: int) -> tup
     y_all = _targets(ds.task, ds.y)
     levels = int(y_all.max()) if ds.task == "ordinal" else None
     w0 = time.perf_counter()
-    ckpt = fold_checkpoint(cfg, ctx.run_dir, len(folds))
+    ckpt = fold_checkpoint(cfg, ctx.run_dir, len(folds), ctx.checkpoint_identity)
     saved = (ckpt.load() or {}) if ckpt is not None else {}
     rows, hyp, trained = list(saved.get("rows", [])), saved.get("hyperparameters"), None
     w0 -= saved.get("wall_s", 0.0)  # a resumed run's wall time counts the folds before the checkpoint

@@ -44,6 +44,8 @@ DEFERRED_EXIT = 75  # sysexits.h EX_TEMPFAIL: not done, try again
 # comes before its training loop (data, model, stage 1 from its store), seconds to a minute on the largest sets
 MIN_SLICE_S = 120.0
 RETRY_S = 5.0  # the deadline's alarm outside a training loop (data loading, evaluation) looks again this much later
+# the longest --time-limit: a sweep's alarm (setitimer) overflows near 2**31 s, and a longer limit is no limit
+MAX_DURATION_S = 366 * 86400.0
 _UNITS = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([dhms])")
 
@@ -63,6 +65,8 @@ def parse_duration(text: str) -> float:
         seconds = sum(float(n) * _UNITS[u] for n, u in parts)
     if not seconds > 0 or seconds == float("inf"):
         raise ValueError(f"--time-limit {text!r} must be a finite duration > 0")
+    if seconds > MAX_DURATION_S:
+        raise ValueError(f"--time-limit {text!r} is longer than a year (366d); leave --time-limit out for no limit")
     return seconds
 
 

@@ -124,10 +124,25 @@ def _sweep_job(cfg: DictConfig, started: list) -> str:
         lock.release()
 
 
-# Errors of the machine, not of the point: data that cannot be had (DatasetError), a device or setting this machine
-# lacks (ConfigError), a full disk or a permission (OSError). run.execute raises them only before training (after it,
+# Errors found before training, not a point's result: data that cannot be had (DatasetError), a setting that does
+# not fit the data or a device this machine lacks (ConfigError), a full disk or a permission (OSError). run.execute raises them only before training (after it,
 # a failure is recorded by the harness itself); written as a failed run.json, every later sweep would skip the point.
 MACHINE_ERRORS = (DatasetError, ConfigError, OSError)
+# configuration errors already said by this process: every point of a grid usually repeats the first one (M larger
+# than the data, each beta of a batched grid), which is then said once and named "the same" after that
+_SAID: set[str] = set()
+
+
+def _not_run_reason(err: BaseException) -> str:
+    """The progress line's reason for a point not run: a ConfigError is the points' settings (said once per
+    process), anything else this machine's."""
+    if isinstance(err, ConfigError):
+        text = str(err)
+        if text in _SAID:
+            return "the same configuration error as above (nothing written)"
+        _SAID.add(text)
+        return f"configuration error: {text} (nothing written)"
+    return f"{type(err).__name__}: {err} (nothing written; an error of this machine, not of the point)"
 
 
 def _execute_point(cfg: DictConfig, run_dir: Path) -> str:
@@ -152,7 +167,7 @@ def _execute_point(cfg: DictConfig, run_dir: Path) -> str:
         progress(run_dir, "not applicable", {}, None, str(err))
         return "not_applicable"
     except MACHINE_ERRORS as err:  # raised before training (execute writes nothing then): not the point's result
-        progress(run_dir, "not run", {}, None, f"{type(err).__name__}: {err} (nothing written)")
+        progress(run_dir, "not run", {}, None, _not_run_reason(err))
         return "not_run"
     except Exception as err:  # other errors of this grid point: recorded, the sweep goes on
         failure_record(cfg, err)

@@ -71,8 +71,8 @@ def summary_line(counts: Counter) -> str:
         f"{run} run ({counts['ok']} ok, {counts['diverged']} diverged, {counts['failed']} failed)",
     ]
     if counts["not_run"]:
-        parts.append(f"{counts['not_run']} not run (an error of this machine, not of the point: nothing written; "
-                     "fix it and run the same command again)")
+        parts.append(f"{counts['not_run']} not run (found before training, said above: a configuration error or "
+                     "one of this machine; nothing written; fix it and run the same command again)")
     if counts["running_elsewhere"]:
         parts.append(f"{counts['running_elsewhere']} running elsewhere (locked by another sweep)")
     if counts["outside_grid"]:

@@ -63,20 +63,19 @@ def fetch_up_front(needed: list) -> list:
 
 
 def check_environment() -> None:
-    """DLM_BENCH_* settings a job would read: a bad value is ConfigError here, not a failed run.json per point."""
-    from ..training.stage1_store import env_seconds
-    from ..util.logline import Heartbeat
+    """DLM_BENCH_* settings a job would read: a bad value is ConfigError here, not a failed run.json per point
+    (`run` makes the same check: registry/validation.py check_environment)."""
+    from ..registry.validation import check_environment as check
 
     try:
-        Heartbeat.from_env()
-        env_seconds("DLM_BENCH_PRETRAIN_WAIT_S", 1.0)
-        env_seconds("DLM_BENCH_PRETRAIN_PROGRESS_S", 1.0)
-    except ValueError as err:
+        check()
+    except ConfigError as err:
         raise ConfigError(f"{err}; nothing was run") from None
 
 
-def check_machine(configs: list[dict]) -> None:
-    """The devices and launchers the points ask for exist here (ConfigError, one line)."""
+def check_machine(configs: list[dict], launching: bool = True) -> None:
+    """The devices and launchers the points ask for exist here (ConfigError, one line). Not launching (--dry-run,
+    --estimate): a missing sbatch is a note, the points are still listed (planned here, submitted on the cluster)."""
     devices = {str(c.get("device")) for c in configs}
     if "cuda" in devices:
         import torch
@@ -85,6 +84,10 @@ def check_machine(configs: list[dict]) -> None:
             raise ConfigError("device=cuda but torch sees no CUDA device on this machine (use device=auto or "
                               "device=cpu); nothing was run")
     if any((c.get("launcher") or {}).get("name") == "slurm" for c in configs) and shutil.which("sbatch") is None:
+        if not launching:
+            print("sweep: note: launcher=slurm but SLURM's sbatch is not on PATH here; the sweep itself must run on "
+                  "the cluster's login node", file=sys.stderr)
+            return
         raise ConfigError("launcher=slurm but SLURM's sbatch is not on PATH here (run the sweep on the cluster's "
                           "login node, or use launcher=local / launcher=joblib); nothing was run")
 
@@ -118,7 +121,7 @@ def preflight(plan: list, fetch: bool) -> tuple[list, str | None]:
     configs = [p.config for p in plan if p.config is not None]
     try:
         check_environment()
-        check_machine(configs)
+        check_machine(configs, launching=fetch)
     except ConfigError as err:
         return plan, str(err)
     bad_csv = check_csv(plan)

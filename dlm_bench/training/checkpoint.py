@@ -17,8 +17,15 @@ directory, `<results>/<experiment>/.beta_batch/<run name of index 0>/checkpoint-
 every `trainer.checkpoint_every_s` seconds of training (default 300; 0: never), and at once when SIGTERM or SLURM's
 warning signal arrives (run/signals.py holds it to the end of the iteration), atomically: torch.save to a temporary
 file in the same directory, fsync, os.replace. run/record.write_run removes a run directory's checkpoints once
-run.json is written; a group removes its own once every member's run.json is. A checkpoint that does not load (a
-disk error) is reported in one line and ignored: the run starts over. Minibatch training saves at epoch ends only.
+run.json is written; a group removes its own once every member's run.json is. Minibatch training saves at epoch
+ends only.
+
+Identity: every checkpoint records the run it belongs to, `{"run": run name, "config": hash of the configuration}`
+(run/naming.py checkpoint_identity; a batched group adds its member indices, SGGPM its fold count). A checkpoint is
+ignored, with one line on stderr, and the run starts over from its fresh state, when it does not load (a disk error,
+garbage bytes), is not a dlm-bench checkpoint (a bare tensor), belongs to another run (another seed's file put in
+this run's place), or does not fit this run's model (`mismatch`: M = 20 saved, M = 50 built). A checkpoint written
+before identities were recorded has none and is resumed when it fits.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ CHECKPOINT = "checkpoint.pt"
 PREFIX = "checkpoint"
 TMP_PREFIX = ".checkpoint."  # temporary files of an interrupted save (removed by the next load)
 FORMAT = 1
+IDENTITY_KEYS = ("run", "config")  # what run/naming.py checkpoint_identity records
 
 
 def rng_state() -> dict:
@@ -60,7 +68,7 @@ class Checkpoint:
     def __init__(self, path: Path | str, every_s: float | None, identity: dict | None = None):
         self.path = Path(path)
         self.every_s = float(every_s or 0)
-        self.identity = identity or {}  # must match on load (a batched group: its member indices)
+        self.identity = identity or {}  # must match on load: run name and config hash (+ a group's member indices)
         self._last = time.monotonic()
         self.saves = 0
 
@@ -93,9 +101,28 @@ class Checkpoint:
         self._last = time.monotonic()
         self.saves += 1
 
+    def ignore(self, why: str) -> None:
+        """One line on stderr: this checkpoint is not resumed (why), the run trains from its fresh state."""
+        print(f"dlm-bench: ignoring checkpoint {self.path}: {why}; training starts over", file=sys.stderr)
+
+    def _foreign(self, saved) -> str | None:
+        """Why a saved identity is not this run's, or None. One without run and config (written before they were
+        recorded) is compared on its other fields only (a batched group's members)."""
+        if not isinstance(saved, dict):
+            return "it records no identity"
+        mine = self.identity if "run" in saved or "config" in saved else {
+            k: v for k, v in self.identity.items() if k not in IDENTITY_KEYS}
+        if saved == mine:
+            return None
+        if saved.get("run") != self.identity.get("run") and "run" in saved:
+            return f"it belongs to run {saved['run']}, not {self.identity.get('run')}"
+        if saved.get("config") != self.identity.get("config") and "config" in saved:
+            return f"it was written with another configuration (hash {saved['config']}, this run's {self.identity.get('config')})"
+        return f"it belongs to another set of members ({saved}, this run's {mine})"
+
     def load(self) -> dict | None:
-        """The saved state, or None (no file; one that does not load or belongs to other members: said on stderr).
-        Leftover temporary files of an interrupted save are removed first."""
+        """The saved state, or None (no file; one that does not load, is not a checkpoint or belongs to another run:
+        said on stderr). Leftover temporary files of an interrupted save are removed first."""
         for tmp in self.path.parent.glob(f"{TMP_PREFIX}*.tmp") if self.path.parent.is_dir() else []:
             tmp.unlink(missing_ok=True)
         if not self.path.exists():
@@ -104,17 +131,45 @@ class Checkpoint:
             # weights_only=False: the file is this run's own (RNG states are tuples and numpy arrays)
             state = torch.load(self.path, map_location="cpu", weights_only=False)
         except Exception as err:  # a truncated or corrupt file: start over rather than fail the run
-            print(f"dlm-bench: ignoring unreadable checkpoint {self.path} ({type(err).__name__}); training "
-                  "starts over", file=sys.stderr)
+            self.ignore(f"it does not load ({type(err).__name__})")
             return None
-        if state.get("format") != FORMAT or state.get("identity") != self.identity:
-            print(f"dlm-bench: ignoring checkpoint {self.path}: it belongs to another set of members or format; "
-                  "training starts over", file=sys.stderr)
+        if not isinstance(state, dict) or "format" not in state:
+            self.ignore(f"it holds a {type(state).__name__}, not a dlm-bench checkpoint")
+            return None
+        if state["format"] != FORMAT:
+            self.ignore(f"it has format {state['format']!r}, this version reads {FORMAT}")
+            return None
+        why = self._foreign(state.get("identity"))
+        if why is not None:
+            self.ignore(why)
             return None
         return state
 
+    def fits(self, module: torch.nn.Module, saved: dict) -> bool:
+        """Whether a saved state_dict fits `module` (same entries, same shapes); if not, said on stderr (`ignore`).
+        Checked before loading: load_state_dict copies the entries that fit before it raises on the others."""
+        why = mismatch(module, saved)
+        if why is not None:
+            self.ignore(why)
+        return why is None
+
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)
+
+
+def mismatch(module: torch.nn.Module, saved) -> str | None:
+    """Why state_dict `saved` does not fit `module` (another model's entries or shapes), or None."""
+    if not isinstance(saved, dict):
+        return f"its model state is a {type(saved).__name__}"
+    own = module.state_dict()
+    missing, extra = sorted(set(own) - set(saved)), sorted(set(saved) - set(own))
+    if missing or extra:
+        return f"it holds another model ({len(missing)} entries missing, {len(extra)} unexpected, e.g. {(missing or extra)[0]})"
+    for key, value in own.items():
+        shape = getattr(saved[key], "shape", None)
+        if shape is not None and tuple(shape) != tuple(value.shape):
+            return f"it does not fit this model ({key} has shape {list(shape)}, this run's {list(value.shape)})"
+    return None
 
 
 def remove_checkpoints(directory: Path) -> None:

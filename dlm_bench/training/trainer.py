@@ -98,9 +98,10 @@ class Trainer:
         self.progress = sys.stderr.isatty() if progress is None else progress
         StoppingRule(window, tol)  # validates
 
-    def checkpoint_to(self, path) -> "Trainer":
-        """Checkpoint fits to `path` every checkpoint_every_s (training/checkpoint.py); returns self."""
-        self.checkpoint = Checkpoint(path, self.checkpoint_every_s)
+    def checkpoint_to(self, path, identity: dict | None = None) -> "Trainer":
+        """Checkpoint fits to `path` every checkpoint_every_s (training/checkpoint.py), marked with the run's
+        `identity` (a checkpoint of another run is not resumed); returns self."""
+        self.checkpoint = Checkpoint(path, self.checkpoint_every_s, identity)
         return self
 
     @classmethod
@@ -243,7 +244,7 @@ class Trainer:
     def _resume(ckpt, module, optimizer, gen, rule, result: TrainResult) -> float:
         """Load ckpt (if there is one) over fit's fresh state; returns the training seconds it had spent."""
         state = ckpt.load()
-        if state is None:
+        if state is None or not ckpt.fits(module, state.get("module")):
             return 0.0
         module.load_state_dict(state["module"])
         optimizer.load_state_dict(state["optimizer"])

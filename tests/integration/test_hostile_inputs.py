@@ -112,6 +112,9 @@ def make_tables(fx: Path) -> None:
     _write(fx, "thousands_target.csv", _csv(base.assign(y=grouped)))
     _write(fx, "huge_target.csv", _csv(base.assign(y=np.where(np.arange(40) == 4, 1e300, base["y"]))))
     _write(fx, "huge_feature.csv", _csv(base.assign(b=np.where(np.arange(40) == 3, -1e300, base["b"]))))
+    _write(fx, "const_features.csv", _csv(base.assign(a=1.5, b=-2.0)))  # issue 75: trained on nothing before
+    _write(fx, "one_const_feature.csv", _csv(base.assign(a=1.5)))
+    _write(fx, "const_text_feature.csv", _csv(pd.DataFrame({"c": ["red"] * 40, "y": base["y"]})))
     big = _regression(n=1200, seed=2)  # > 1000 test rows + validation: the classification split leaves training rows
     _write(fx, "yesno_big.csv", _csv(big.assign(y=np.where(big["a"] + big["b"] > 0, "yes", "no"))))
 
@@ -318,6 +321,14 @@ DATA_ROWS = [
         2, ("protocol=dlm_regression is the regression split", "binary task", "protocol=dlm_classification")),
     Row("binary_csv_regression_protocol_name", csv_run("bin01.csv", "protocol.name=dlm_regression", task="binary"),
         2, ("protocol.name=dlm_regression is the regression split",)),
+    # issue 75: trained on bad input before
+    Row("bool_target_regression", csv_run("bin_bool.csv"), 2,
+        ("target column 'y' holds True/False labels, but dataset.task=regression", "use dataset.task=binary")),
+    Row("bool_target_regression_text", csv_run("bin_truefalse_text.csv"), 2, ("True/False labels",)),
+    Row("all_features_constant", csv_run("const_features.csv"), 2,
+        ("every feature column is constant (a=1.5, b=-2.0)", "nothing to learn from")),
+    Row("all_features_constant_text", csv_run("const_text_feature.csv"), 2, ("every feature column is constant",)),
+    Row("ok_one_feature_constant", csv_run("one_const_feature.csv"), 0, ("status=ok",)),
     # issue 58: runs say what they did (a binary CSV without a protocol gets the classification split: see
     # test_binary_csv_gets_its_split_and_label_map for run.json)
     Row("ok_binary_csv_default_protocol", ["run", "dataset=csv", "dataset.path={fx}/yesno_big.csv", "dataset.target=y",
@@ -525,6 +536,13 @@ MISC_CONFIG_ROWS = [
     Row("interpolation_in_sweep", ["sweep", "--dry-run", "seed=0", "trainer.lr=${nope}", R], 2, ("INVALID", "nope")),
     Row("interpolation_bad_resolver", ["run", "trainer.lr=${nope:1}", *TINY], 2, ("nope",)),
     Row("seed_overflow", ["run", "seed=99999999999999999999", *TINY], 2, (SEED, "99999999999999999999")),
+    Row("seed_arabic_indic_digit", ["run", "seed=\u0663", *TINY], 2,
+        ("seed='\u0663' writes a number with digits other than 0-9", "write it as seed=3")),
+    Row("lr_arabic_indic_digits", ["run", "trainer.lr=\u0660.\u0661", *TINY], 2,
+        ("digits other than 0-9", "trainer.lr=0.1")),
+    Row("sweep_seed_arabic_indic_digit", ["sweep", "seed=0,\u0663", *TINY], 2, ("seed", "could not be converted")),
+    Row("ok_non_ascii_digit_in_a_path", ["run", "results_dir={tmp}/res\u0663", "trainer.max_iters=2",
+                                         "trainer.progress=off", "model.num_inducing=5"], 0, ("status=ok",)),
     Row("seed_2_pow_63", ["run", "seed=9223372036854775808", *TINY], 2, (SEED,)),
     Row("sweep_seed_overflow", ["sweep", "seed=0,99999999999999999999", *TINY], 2,
         ("grid point 1 (seed=99999999999999999999) is invalid", SEED)),
@@ -657,6 +675,14 @@ MACHINE_ROWS = [
         env={"DLM_BENCH_HEARTBEAT_S": "abc"}),
     Row("sweep_pretrain_wait_not_a_number", SWEEP, 2, ("DLM_BENCH_PRETRAIN_WAIT_S='abc'", "nothing was run"),
         env={"DLM_BENCH_PRETRAIN_WAIT_S": "abc"}),
+    # issue 75: `run` exited 1 with a failed run.json where `sweep` refused up front
+    Row("run_pretrain_wait_not_a_number", ["run", "objective=dlm", "objective.hyperparameters=fixed", *TINY], 2,
+        ("DLM_BENCH_PRETRAIN_WAIT_S='abc' is not a number of seconds",), env={"DLM_BENCH_PRETRAIN_WAIT_S": "abc"}),
+    Row("run_heartbeat_not_a_number", ["run", *TINY], 2, ("DLM_BENCH_HEARTBEAT_S", "'abc'"),
+        env={"DLM_BENCH_HEARTBEAT_S": "abc"}),
+    # issue 75: a dry run lists the points where sbatch is missing (they are submitted on the cluster)
+    Row("ok_sweep_dry_run_slurm_not_here", ["sweep", "--dry-run", "seed=0,1", "launcher=slurm", *TINY], 0,
+        ("2 new", "sbatch is not on PATH here"), ("error",), env={"PATH": os.path.dirname(sys.executable)}),
     Row("sweep_device_cuda_without_cuda", [*SWEEP, "device=cuda"], 2, ("device=cuda", "no CUDA device"),
         env={"CUDA_VISIBLE_DEVICES": ""}),
     Row("sweep_csv_good_then_garbage", ["sweep", "dataset=csv", "dataset.path={fx}/good.csv,{fx}/garbage.csv",
@@ -666,6 +692,9 @@ MACHINE_ROWS = [
         ("srun",), env={"PATH": os.path.dirname(sys.executable)}),
     Row("sweep_time_limit_negative", ["sweep", "--time-limit", "-5m", *SWEEP[1:]], 2,
         ("--time-limit '-5m' must be a finite duration > 0",), ("usage",)),
+    # issue 75: accepted, then every point failed with "OverflowError: timestamp out of range"
+    *[Row(f"sweep_time_limit_{v}", ["sweep", "--time-limit", v, *SWEEP[1:]], 2,
+          (f"--time-limit '{v}' is longer than a year (366d)",), ("OverflowError",)) for v in ("1e300", "1e10", "367d")],
     Row("sweep_data_offline", [*SWEEP, "dataset=creep"], 2,
         ("needs dataset creep", "no connection", "DLM_BENCH_MIRROR", "dlm-bench fetch creep", "nothing was run"),
         env=OFFLINE),
@@ -784,7 +813,7 @@ def test_ctrl_c_on_a_joblib_sweep_prints_one_line(tmp_path):
 
 def test_binary_csv_gets_its_split_and_label_map(fx, tmp_path, capsys):
     """issue 58: a binary CSV run without a protocol is split by the classification protocol (10 % validation, up
-    to 1000 test rows; its sizes re-derived here), and run.json records the yes/no -> 1/0 mapping the labels got;
+    to 1000 test rows, 25 % of all rows on a small table; its sizes re-derived here), and run.json records the yes/no -> 1/0 mapping the labels got;
     the record stays within the results contract."""
     code = main(["run", "dataset=csv", f"dataset.path={fx}/yesno_big.csv", "dataset.target=y", "dataset.task=binary",
                  *[a.replace("{tmp}", str(tmp_path)) for a in TINY]])
@@ -792,9 +821,11 @@ def test_binary_csv_gets_its_split_and_label_map(fx, tmp_path, capsys):
     (written,) = tmp_path.rglob("run.json")
     rec = json.loads(written.read_text())
     assert check_run_record(rec) is None
-    assert rec["split"] == "dlm_classification" and rec["config"]["protocol"]["name"] == "dlm_classification"
+    assert rec["config"]["protocol"]["name"] == "dlm_classification"
+    # issue 75: 1000 test rows would outnumber the 80 left to train on: the test part is 25 % of all rows instead
+    assert rec["split"] == "dlm_classification_test25"
     n_val = round(0.1 * 1200)
-    assert rec["train_size"] == 1200 - n_val - 1000  # train = the rest after validation and 1000 test rows
+    assert rec["train_size"] == 1200 - n_val - 300  # train = the rest after validation and 300 test rows
     assert rec["label_map"] == {"no": 0.0, "yes": 1.0}
     assert rec["train"]["stopped"] == "iteration_cap"
 
@@ -848,3 +879,315 @@ def test_interrupted_run_leaves_no_empty_run_dir(tmp_path):
     assert p.returncode in (130, -signal.SIGINT), err
     assert err.strip().splitlines()[-1] == "dlm-bench: interrupted", err
     assert not res.exists(), list(res.rglob("*"))
+
+
+@pytest.mark.parametrize("task", ["binary", "count"])
+def test_small_classification_csv_scales_its_test_part(tmp_path, capsys, task):
+    """issue 75: a valid 300-row binary or count CSV was refused ("leaves 1 train row(s) ... 1/30/269": the test part
+    took up to 1000 rows first). Now the test part is 25 % of all rows and run.json's split says so; sizes by hand:
+    val = 10 % of 300 = 30, test = 25 % of 300 = 75, train = the other 195."""
+    rng = np.random.default_rng(5)
+    df = _regression(n=300, seed=5)
+    df["y"] = (df["a"] > 0).astype(int) if task == "binary" else rng.poisson(np.exp(0.5 * df["a"]))
+    path = tmp_path / f"{task}300.csv"
+    path.write_text(_csv(df))
+    code = main(["run", "dataset=csv", f"dataset.path={path}", "dataset.target=y", f"dataset.task={task}",
+                 *[a.replace("{tmp}", str(tmp_path)) for a in TINY]])
+    out = capsys.readouterr()
+    assert code == 0, out.out + out.err
+    (written,) = tmp_path.rglob("run.json")
+    rec = json.loads(written.read_text())
+    assert check_run_record(rec) is None and rec["status"] == "ok"
+    assert rec["split"] == "dlm_classification_test25" and rec["train_size"] == 195
+
+
+def test_registered_classification_split_keeps_its_1000_test_rows():
+    """The scaling is for small tables only: thyroid's 3772 rows keep 377 validation and 1000 test rows."""
+    from dlm_bench.data.protocols import dlm_classification_split
+
+    s = dlm_classification_split(3772, 0)
+    assert (len(s.val), len(s.test), s.name) == (377, 1000, None)
+    assert len(dlm_classification_split(3772, 0, train_size=None).train) == 3772 - 377 - 1000
+
+
+# --- checkpoints that are not this run's (issue 75) --------------------------------------------------------------
+
+CKPT = ["trainer.max_iters=15", "trainer.progress=off", "trainer.checkpoint_every_s=1e-9", "dtype=float64"]
+
+
+def _ckpt_run(tmp_path, capsys, *extra, keep_checkpoint=None):
+    """`dlm-bench run` in-process; keep_checkpoint: a monkeypatch that leaves the run's last checkpoint in place
+    (a donor for another run's folder). Returns (exit code, run.json, stderr, run dir)."""
+    from dlm_bench.run.naming import run_dir_for
+
+    args = [*CKPT, f"results_dir={tmp_path}", *extra]
+    run_dir = run_dir_for(compose_config(args))
+    if keep_checkpoint is not None:
+        keep_checkpoint.setattr("dlm_bench.run.record.remove_checkpoints", lambda d: None)
+    code = main(["run", *args])
+    if keep_checkpoint is not None:
+        keep_checkpoint.undo()
+    out = capsys.readouterr()
+    return code, json.loads((run_dir / "run.json").read_text()), out.err, run_dir
+
+
+@pytest.fixture(scope="module")
+def ckpt_reference(tmp_path_factory):
+    """The uninterrupted run (seed 0, M = 50) every case below must reproduce exactly."""
+    tmp = tmp_path_factory.mktemp("ckpt_ref")
+    code = main(["run", *CKPT, f"results_dir={tmp}", "seed=0", "model.num_inducing=50"])
+    assert code == 0
+    (rec,) = [json.loads(p.read_text()) for p in tmp.rglob("run.json")]
+    return rec
+
+
+def _legacy(path: Path) -> None:
+    """The checkpoint as written before identities were recorded (no run, no config): only its shape can tell."""
+    import torch
+
+    state = torch.load(path, weights_only=False)
+    state["identity"] = {}
+    torch.save(state, path)
+
+
+@pytest.mark.parametrize("case", ["other_seed", "other_m", "other_m_legacy", "bare_tensor", "garbage"])
+def test_a_checkpoint_not_of_this_run_is_ignored_in_one_line(case, tmp_path, capsys, monkeypatch, ckpt_reference):
+    """Issue 75: seed 1's checkpoint in seed 0's folder was resumed silently (test_nll 0.3184 against 0.3115); an M = 20
+    checkpoint in an M = 50 run, or a file holding a bare tensor, failed the run with an 8-line state_dict error and a
+    failed run.json. Now each is ignored with one line and the run ends exactly as the uninterrupted run."""
+    import torch
+
+    target = ["seed=0", "model.num_inducing=50"]
+    donor = {"other_seed": ["seed=1", "model.num_inducing=50"], "other_m": ["seed=0", "model.num_inducing=20"],
+             "other_m_legacy": ["seed=0", "model.num_inducing=20"]}.get(case)
+    from dlm_bench.run.naming import run_dir_for
+
+    place = run_dir_for(compose_config([*CKPT, f"results_dir={tmp_path}/target", *target])) / "checkpoint.pt"
+    place.parent.mkdir(parents=True)
+    if donor is not None:
+        code, rec, _, d = _ckpt_run(tmp_path / "donor", capsys, *donor, keep_checkpoint=monkeypatch)
+        assert code == 0 and rec["metrics"] != ckpt_reference["metrics"]  # resuming it would change the result
+        (d / "checkpoint.pt").rename(place)
+        if case == "other_m_legacy":
+            _legacy(place)
+    elif case == "bare_tensor":
+        torch.save(torch.zeros(3), place)
+    else:
+        place.write_bytes(bytes(np.random.default_rng(0).integers(0, 256, 3000, dtype=np.uint8)))
+    code, rec, err, _ = _ckpt_run(tmp_path / "target", capsys, *target)
+    lines = err.strip().splitlines()
+    assert code == 0 and rec["status"] == "ok", err
+    assert len(lines) == 1 and lines[0].startswith(f"dlm-bench: ignoring checkpoint {place}: "), err
+    assert lines[0].endswith("training starts over"), err
+    assert {"other_seed": "belongs to run boston_svgp_elbo_beta1_seed1_", "other_m": "belongs to run",
+            "other_m_legacy": "does not fit this model", "bare_tensor": "holds a Tensor",
+            "garbage": "does not load"}[case] in lines[0], err
+    assert rec["metrics"] == ckpt_reference["metrics"]  # every digit: as if uninterrupted
+    assert "resumed_at" not in rec["train"]
+
+
+# --- mirrors that misbehave (issue 75) ----------------------------------------------------------------------------
+
+
+def _serve(handler_cls):
+    """An HTTP server on 127.0.0.1 in a thread; returns (server, base URL)."""
+    import threading
+    from http.server import ThreadingHTTPServer
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler_cls)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def _mirror_env(monkeypatch, tmp_path, url):
+    for k in ("https_proxy", "http_proxy", "HTTPS_PROXY", "HTTP_PROXY"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    monkeypatch.setenv("DLM_BENCH_MIRROR", url)
+    monkeypatch.setenv("DLM_BENCH_DATA", str(tmp_path / "cache"))
+
+
+@pytest.mark.parametrize("get_works", [True, False])
+def test_a_mirror_that_refuses_head_but_serves_get(get_works, tmp_path, capsys, monkeypatch):
+    """A mirror answering HEAD with 501 but serving GET made `sweep` refuse the dataset ("cannot reach ... HTTP
+    501") while `fetch` worked. The probe now asks with a ranged GET and takes the size from Content-Range;
+    a mirror that refuses GET as well is still unavailable (the control)."""
+    from http.server import BaseHTTPRequestHandler
+
+    body = b"0123456789" * 100
+    asked = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_HEAD(self):
+            asked.append("HEAD")
+            self.send_error(501)
+
+        def do_GET(self):
+            asked.append(("GET", self.headers.get("Range")))
+            if not get_works:
+                self.send_error(501)
+                return
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes 0-0/{len(body)}")
+            self.send_header("Content-Length", "1")
+            self.end_headers()
+            self.wfile.write(body[:1])
+
+        def log_message(self, *a):
+            pass
+
+    server, url = _serve(Handler)
+    try:
+        _mirror_env(monkeypatch, tmp_path, url)
+        from dlm_bench.data.availability import locate
+
+        a = locate("creep", probe=True)
+        code = main(["sweep", "--estimate", "dataset=creep", "seed=0", *[t.replace("{tmp}", str(tmp_path)) for t in TINY]])
+    finally:
+        server.shutdown()
+        server.server_close()
+    out = capsys.readouterr()
+    assert asked[:2] == ["HEAD", ("GET", "bytes=0-0")]
+    if get_works:
+        assert a.state != "unavailable" and a.nbytes == len(body), a
+        assert code == 0 and "1 new" in out.out and "DATA UNAVAILABLE" not in out.out + out.err, out
+    else:
+        assert a.state == "unavailable" and "HTTP 501 to HEAD, HTTP 501 to GET" in a.reason, a
+        assert code == 2 and len(out.err.strip().splitlines()) == 1, out
+
+
+def test_a_mirror_that_never_answers_is_named_and_given_up_on_soon(tmp_path, capsys, monkeypatch):
+    """A mirror that accepts the connection and never answers kept `fetch` silent for 186 s (60 s read timeout x 3).
+    Now a line names what it waits for after WAIT_NOTE_S, and each attempt gives up on the first byte after
+    DLM_BENCH_FETCH_TIMEOUT_S (lowered here: 0.5 s, so 3 attempts + 1.5 s of backoff stay a few seconds)."""
+    import importlib
+    import threading
+
+    fetch_mod = importlib.import_module("dlm_bench.data.fetch")  # the module (dlm_bench.data.fetch is also a function)
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    held, stop = [], threading.Event()
+
+    def accept():
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])  # accepted, never answered
+            except OSError:
+                pass
+
+    threading.Thread(target=accept, daemon=True).start()
+    _mirror_env(monkeypatch, tmp_path, f"http://127.0.0.1:{listener.getsockname()[1]}")
+    monkeypatch.setenv("DLM_BENCH_FETCH_TIMEOUT_S", "0.5")
+    monkeypatch.setattr(fetch_mod, "WAIT_NOTE_S", 0.2)
+    t0 = time.monotonic()
+    try:
+        code = main(["fetch", "creep"])
+    finally:
+        stop.set()
+        for s in held:
+            s.close()
+        listener.close()
+    wall = time.monotonic() - t0
+    err = capsys.readouterr().err
+    assert code != 0 and wall < 15, (code, wall, err)
+    assert "fetch: waiting for 127.0.0.1:" in err, err
+    assert "giving up after 0.5 s (attempt 1 of 3)" in err, err
+    assert "timed out, 3 attempts" in err, err
+    assert "Traceback" not in err
+
+
+# --- a cached file the user may not read (issue 75) -----------------------------------------------------------
+
+MIRROR = Path("/work/shared/data")
+
+
+def _cache_creep(tmp_path, monkeypatch) -> Path:
+    """creep fetched from the offline mirror into a fresh cache, then chmod 000 (which changes its ctime: the
+    cache's quick check then re-hashes it). Returns the cached file."""
+    if not (MIRROR / "creep").is_dir():
+        pytest.skip("the offline data mirror /work/shared/data is absent")
+    monkeypatch.setenv("DLM_BENCH_MIRROR", str(MIRROR))
+    monkeypatch.setenv("DLM_BENCH_DATA", str(tmp_path / "cache"))
+    assert main(["fetch", "creep"]) == 0
+    (cached,) = [p for p in (tmp_path / "cache" / "creep").rglob("creep.data")]
+    os.chmod(cached, 0)
+    return cached
+
+
+def _unreadable_run(tmp_path, capsys, cached):
+    code = main(["run", "dataset=creep", *[a.replace("{tmp}", str(tmp_path)) for a in TINY]])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.strip().splitlines() == [
+        f"dlm-bench: error: cannot read the cached file {cached} (Permission denied); make it readable (chmod u+r) "
+        "or re-fetch it with: dlm-bench fetch creep --force"], err
+    assert not list(tmp_path.rglob("run.json"))
+
+
+def test_a_cached_file_of_mode_000_is_one_line_naming_it(tmp_path, capsys, monkeypatch):
+    """Was "internal error: PermissionError". Tests run as root, which reads a mode-000 file anyway: the denial
+    is what open() raises for a non-root user, put in by a monkeypatch on the file's own path."""
+    import builtins
+
+    cached = _cache_creep(tmp_path, monkeypatch)
+    capsys.readouterr()
+    real_open = builtins.open
+
+    def denied(file, *a, **k):
+        if isinstance(file, (str, os.PathLike)) and Path(file) == cached and not os.stat(cached).st_mode & 0o777:
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *a, **k)
+
+    monkeypatch.setattr(builtins, "open", denied)
+    _unreadable_run(tmp_path, capsys, cached)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a mode-000 file; the monkeypatched test above covers root")
+def test_a_cached_file_of_mode_000_for_a_real_user(tmp_path, capsys, monkeypatch):
+    cached = _cache_creep(tmp_path, monkeypatch)
+    capsys.readouterr()
+    _unreadable_run(tmp_path, capsys, cached)
+
+
+def test_a_configuration_error_of_every_point_is_said_once_as_such(tmp_path, capsys, monkeypatch):
+    """Issue 75: a batched beta sweep with model.num_inducing=5000 on 200 rows printed the ConfigError once per point,
+    each line and the summary calling it "an error of this machine, not of the point". Now: said once, as a
+    configuration error; the other points are "the same"; nothing written; exit 2."""
+    monkeypatch.setattr("dlm_bench.sweeps.job._SAID", set())
+    code = main(["sweep", "objective=dlm", "objective.beta_batch=true", "objective.beta_index=range(0,3)",
+                 "protocol.train_size=200", "model.num_inducing=5000", "trainer.max_iters=2", "trainer.progress=off",
+                 f"results_dir={tmp_path}/res"])
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert code == 2, text
+    assert text.count("model.num_inducing=5000 is larger than the training part (200 rows") == 1, text
+    assert text.count("configuration error: model.num_inducing=5000") == 1, text
+    assert text.count("the same configuration error as above") == 2, text
+    assert "an error of this machine" not in text, text
+    assert "3 not run (found before training, said above: a configuration error or one of this machine" in text
+    assert not list(tmp_path.rglob("run.json"))
+
+
+def test_a_bad_archive_placed_by_hand_is_kept_and_the_message_says_where(tmp_path, capsys, monkeypatch):
+    """Issue 75: a bad archive put in the cache by hand (usps35's tar.bz2, not unpacked yet) was reported as "the
+    bad file was removed" while it stayed in the cache, byte-identical. The user's file is kept, and the message
+    says so and where."""
+    from dlm_bench.data.datasets import get_spec
+    from dlm_bench.data.fetch import cached_path
+
+    monkeypatch.setenv("DLM_BENCH_MIRROR", "")
+    monkeypatch.setenv("DLM_BENCH_DATA", str(tmp_path / "cache"))
+    (rf,) = get_spec("usps35").files
+    placed = cached_path(rf)
+    placed.parent.mkdir(parents=True)
+    placed.write_bytes(b"not the usps archive\n" * 50)
+    before = placed.read_bytes()
+    code = main(["fetch", "usps35"])
+    text = "".join(capsys.readouterr())
+    assert code != 0, text
+    assert f"checksum mismatch for {rf.mirror_path}" in text and f"the file placed by hand was kept at {placed}" in text, text
+    assert "removed" not in text, text
+    assert placed.read_bytes() == before  # as the message says
