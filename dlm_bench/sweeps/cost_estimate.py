@@ -25,8 +25,8 @@ plan (SWEEP_START_S, PLAN_POINT_S per grid point), each launcher's start and per
 is a Hydra job, skipped or not), the work spread over the launcher's parallel jobs (a batched beta group is one unit:
 its first job trains every member, the others return at once), and the machine's load: with L other runnable
 processes on C cores, p processes of the sweep each get min(1, C / (L + p)) of a core (Linux's fair scheduler), L
-read from the 1-minute load average when the estimate is made. SLURM's queue is not known here: its wall is the jobs'
-own, without the queue.
+the 1-minute load average when the estimate is made (it lags: a load that changes during the sweep is not
+foreseen). SLURM's queue is not known here: its wall is the jobs' own, without the queue.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,7 +47,10 @@ C0, C1 = 1.85e-3, 3.6e-10  # seconds per step, seconds per unit of W (fitted, se
 # modelled seconds are scaled by this machine's probe / this figure, as finished runs are by their recorded probe.
 REFERENCE_PROBE_S = 1.2e-3
 WARN_CPU_HOURS = 10.0  # above this, the estimate line warns (issue 58): a sweep that size wants SLURM or a subset
-RUN_OVERHEAD_S = 1.0  # per point: the job's composition, data, model build and evaluation (not in train.wall_s)
+# per run (a batched group: per group): data, model build, evaluation, run.json (not in train.wall_s); 1.0 before
+# 2026-12-07, when it also held the job's composition (now LAUNCH's job_s); fitted as SWEEP_START_S below (boston:
+# a larger data set's load and evaluation take longer)
+RUN_OVERHEAD_S = 0.5
 # median measured / modelled per (likelihood, hyperparameters, batched): the archived DLM reproductions
 FACTORS = {
     ("gaussian", "joint", False): 0.91, ("gaussian", "fixed", False): 0.91,
@@ -68,27 +70,30 @@ OPTIMIZER_FACTORS = {
     ("pac_sgp", "lbfgs"): 3.6, ("sgpr", "lbfgs"): 2.2, ("fitc", "lbfgs"): 2.6,
     ("exact_gp", "lbfgs"): 0.1, ("pac_gp", "lbfgs"): 0.1,
 }
-# What the sweep's wall adds to the runs' CPU seconds (module docstring), in CPU seconds on the 2-core AMD EPYC the
-# cost model was fitted on (scaled by this machine's speed probe like the model), measured 2026-12-07 with
-# `/usr/bin/time` (user + sys) on `dlm-bench sweep 'seed=range(N)' trainer.max_iters=1 launcher=L` (boston, SVGP,
-# M = 50; fresh results directories) at N = 1 and 20, and on the same command again (all N points skipped):
-SWEEP_START_S = 5.5  # once: Python, torch and Hydra imports, the plan's first point, the data check, the probe
-PLAN_POINT_S = 0.075  # each grid point planned: composed, named, validated (`--estimate` at N = 40 against N = 1)
+# What the sweep's wall adds to the runs' CPU seconds (module docstring), in seconds of one core on the 2-core AMD EPYC
+# the cost model was fitted on (scaled by this machine's speed probe like the model). Fitted 2026-12-07 (least
+# squares in log wall) on the walls of 9 sweeps `dlm-bench sweep 'seed=range(N)' trainer.max_iters=1 launcher=L`
+# (boston, SVGP, M = 50; fresh results directories; N = 1, 10, 20; local and joblib; one of them again with all 20
+# points done), each at the 1-minute load average it started at (3.0 to 14.9 on 2 cores): each within 30 % of its
+# wall. A cost per unit of load (cache contention) fitted to 0. PLAN_POINT_S: `--estimate` at N = 40 against N = 1
+# (user + sys CPU, /usr/bin/time). Raw measurements: docs/performance.md "The sweep's wall".
+SWEEP_START_S = 9.0  # once: imports, plan, data check, Hydra's multirun, the first job's imports
+PLAN_POINT_S = 0.075  # each grid point planned: composed, named, validated
 
 
 @dataclass(frozen=True)
 class LaunchCost:
-    """A launcher's cost beside the runs (CPU seconds, measured as above)."""
+    """A launcher's cost beside the runs (seconds of one core, fitted as above)."""
     start_s: float  # once per parallel job slot: a joblib worker process imports torch, gpytorch and dlm_bench
     job_s: float  # each Hydra job (every grid point, skipped or not): composition, job set-up, state and lock checks
 
 
 LAUNCH = {
-    "local": LaunchCost(start_s=0.0, job_s=0.3),  # jobs in the sweep's own process, one at a time
-    "joblib": LaunchCost(start_s=4.0, job_s=0.8),  # loky workers: the config pickled to a worker, Hydra set up there
-    # not measurable here (no SLURM): an array task is a fresh process (imports as a joblib worker) plus submitit's
-    # pickles on the shared file system; the queue's wait is not counted
-    "slurm": LaunchCost(start_s=0.0, job_s=5.0),
+    "local": LaunchCost(start_s=0.0, job_s=0.15),  # jobs in the sweep's own process, one at a time
+    "joblib": LaunchCost(start_s=6.0, job_s=1.6),  # loky workers: the job pickled to a worker, Hydra set up there
+    # not measurable here (no SLURM): an array task is a fresh process (imports as a joblib worker's start) plus
+    # submitit's pickles on the shared file system; the queue's wait is not counted
+    "slurm": LaunchCost(start_s=0.0, job_s=8.0),
 }
 C_SAMPLE = 6e-8  # seconds per sampled point per step: bMC-100 against exact, dlm_supp_fig15 on pol (B = 6000)
 IGNORED = ("seed", "results_dir", "run_dir", "launcher", "resume", "report")
@@ -227,33 +232,14 @@ def launcher_of(config: dict) -> tuple[str, int]:
 
 
 def this_load() -> tuple[float, int]:
-    """(other runnable processes, cores this process may use) now. The other processes are read off the share of a
-    core this process has had since it started (its CPU seconds / its age: the sweep's start and plan, seconds to
-    minutes of the same machine a moment ago): a share s < 1 on C cores means C / s - 1 others. With a full core
-    (or no /proc) the 1-minute load average stands in, which lags and counts processes waiting on disk as load."""
+    """(other runnable processes: the 1-minute load average, cores this process may use) now. The load average lags
+    and counts processes waiting on disk; the share of a core the sweep's own process had since it started was tried
+    instead (2026-12-07) and read 8 others at load 14.9 and 23.5 at load 15.6: noisier."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    share = own_core_share()
-    if share is not None and share < 0.95:
-        return cores / share - 1.0, cores
     try:
         return os.getloadavg()[0], cores
     except (OSError, AttributeError):  # no load average: an idle machine
         return 0.0, cores
-
-
-def own_core_share() -> float | None:
-    """This process's CPU seconds / its age (Linux /proc), or None (younger than MIN_AGE_S, or no /proc)."""
-    try:
-        with open("/proc/self/stat") as f:
-            start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])  # field 22, starttime (man 5 proc)
-        with open("/proc/uptime") as f:
-            age = float(f.read().split()[0]) - start_ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return None
-    return min(time.process_time() / age, 1.0) if age >= MIN_AGE_S else None
-
-
-MIN_AGE_S = 2.0  # a younger process (a test calling the estimate) has too short a history to tell the load by
 
 
 def _duration(seconds: float) -> str:

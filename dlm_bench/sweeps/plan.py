@@ -190,5 +190,6 @@ def plan_estimate(plan: list[PlannedPoint]):
 
 
 def estimate_line(plan: list[PlannedPoint]) -> str:
-    """The projected wall of the sweep on this machine and CPU time of the plan's new points (cost_estimate.py), learnt from the finished runs beside."""
+    """The sweep's projected wall on this machine and the CPU time of the plan's new points (cost_estimate.py),
+    learnt from the finished runs beside."""
     return plan_estimate(plan)[0].line()

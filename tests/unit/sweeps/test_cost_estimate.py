@@ -271,16 +271,14 @@ def test_the_sweeps_wall_adds_its_start_plan_and_launches_and_divides_by_the_lau
     assert ce.sweep_wall_seconds(units, points, "local", 1, speed=2.0) == pytest.approx(11 + 60 + 5)
 
 
-def test_the_load_is_read_off_the_share_of_a_core_the_sweep_has_had(monkeypatch):
-    """A process that had a quarter of a core on 2 cores shares them with 2 / 0.25 - 1 = 7 others; with a full core
-    the load average stands in."""
-    monkeypatch.setattr(ce, "own_core_share", lambda: 0.25)
+def test_the_load_is_the_load_average_and_a_slot_gets_its_share_of_the_cores(monkeypatch):
+    """7 others beside 1 sweep process on 2 cores: a quarter of a core each (Linux's fair scheduler); 2 slots beside
+    none on 2 cores: a core each."""
     monkeypatch.setattr(ce.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(ce.os, "getloadavg", lambda: (7.0, 0.4, 0.3))
     assert ce.this_load() == (7.0, 2)
-    monkeypatch.setattr(ce, "own_core_share", lambda: 1.0)
-    monkeypatch.setattr(ce.os, "getloadavg", lambda: (0.5, 0.4, 0.3))
-    assert ce.this_load() == (0.5, 2)
     assert ce.core_share(7.0, 2, 1) == pytest.approx(0.25) and ce.core_share(0.0, 2, 2) == 1.0
+    assert ce.core_share(2.0, 2, 2) == pytest.approx(0.5)
 
 
 def test_the_launcher_and_its_parallelism_come_from_the_points_config():
