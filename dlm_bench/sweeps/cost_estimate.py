@@ -25,8 +25,9 @@ plan (SWEEP_START_S, PLAN_POINT_S per grid point), each launcher's start and per
 is a Hydra job, skipped or not), the work spread over the launcher's parallel jobs (a batched beta group is one unit:
 its first job trains every member, the others return at once), and the machine's load: with L other runnable
 processes on C cores, p processes of the sweep each get min(1, C / (L + p)) of a core (Linux's fair scheduler), L
-the 1-minute load average when the estimate is made (it lags: a load that changes during the sweep is not
-foreseen). SLURM's queue is not known here: its wall is the jobs' own, without the queue.
+the 1-minute load average when the estimate is made; where the kernel's autogroup shares the cores between sessions
+first, L other sessions with a runnable task leave the sweep's session C / (L + 1) cores for its p processes
+(this_load). A load that changes during the sweep is not foreseen. SLURM's queue is not known here: its wall is the jobs' own, without the queue.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,9 +50,9 @@ C0, C1 = 1.85e-3, 3.6e-10  # seconds per step, seconds per unit of W (fitted, se
 REFERENCE_PROBE_S = 1.2e-3
 WARN_CPU_HOURS = 10.0  # above this, the estimate line warns (issue 58): a sweep that size wants SLURM or a subset
 # per run (a batched group: per group): data, model build, evaluation, run.json (not in train.wall_s); 1.0 before
-# 2026-12-07, when it also held the job's composition (now LAUNCH's job_s); fitted as SWEEP_START_S below (boston:
-# a larger data set's load and evaluation take longer)
-RUN_OVERHEAD_S = 0.5
+# 2026-12-07, when it also held the job's composition (now LAUNCH's job_s); measured as SWEEP_START_S below, 20
+# trained points against the same 20 done (boston: a larger data set's load and evaluation take longer)
+RUN_OVERHEAD_S = 0.25
 # median measured / modelled per (likelihood, hyperparameters, batched): the archived DLM reproductions
 FACTORS = {
     ("gaussian", "joint", False): 0.91, ("gaussian", "fixed", False): 0.91,
@@ -70,27 +72,26 @@ OPTIMIZER_FACTORS = {
     ("pac_sgp", "lbfgs"): 3.6, ("sgpr", "lbfgs"): 2.2, ("fitc", "lbfgs"): 2.6,
     ("exact_gp", "lbfgs"): 0.1, ("pac_gp", "lbfgs"): 0.1,
 }
-# What the sweep's wall adds to the runs' CPU seconds (module docstring), in seconds of one core on the 2-core AMD EPYC
-# the cost model was fitted on (scaled by this machine's speed probe like the model). Fitted 2026-12-07 (least
-# squares in log wall) on the walls of 9 sweeps `dlm-bench sweep 'seed=range(N)' trainer.max_iters=1 launcher=L`
-# (boston, SVGP, M = 50; fresh results directories; N = 1, 10, 20; local and joblib; one of them again with all 20
-# points done), each at the 1-minute load average it started at (3.0 to 14.9 on 2 cores): each within 30 % of its
-# wall. A cost per unit of load (cache contention) fitted to 0. PLAN_POINT_S: `--estimate` at N = 40 against N = 1
-# (user + sys CPU, /usr/bin/time). Raw measurements: docs/performance.md "The sweep's wall".
-SWEEP_START_S = 9.0  # once: imports, plan, data check, Hydra's multirun, the first job's imports
+# What the sweep's wall adds to the runs' CPU seconds (module docstring): user + sys CPU seconds (`/usr/bin/time`) of
+# 11 sweeps `dlm-bench sweep 'seed=range(N)' trainer.max_iters=1 launcher=L` (boston, SVGP, M = 50; fresh results
+# directories; N = 1, 10, 20; local and joblib; both again with all 20 points done) on this 2-core AMD EPYC at load
+# averages 3 to 15 (2026-12-07; docs/performance.md "The sweep's wall"). Not scaled by the speed probe: under that
+# load the probe reads 2-3x its idle figure where these CPU seconds grew 1.4x (load 3 to 11), so scaling would count
+# the load twice. PLAN_POINT_S: `--estimate` at N = 40 against N = 1.
+SWEEP_START_S = 10.0  # once: imports, plan, data check, Hydra's multirun, the first job's imports (8.1 at load 3)
 PLAN_POINT_S = 0.075  # each grid point planned: composed, named, validated
 
 
 @dataclass(frozen=True)
 class LaunchCost:
-    """A launcher's cost beside the runs (seconds of one core, fitted as above)."""
+    """A launcher's cost beside the runs (CPU seconds, measured as above)."""
     start_s: float  # once per parallel job slot: a joblib worker process imports torch, gpytorch and dlm_bench
     job_s: float  # each Hydra job (every grid point, skipped or not): composition, job set-up, state and lock checks
 
 
 LAUNCH = {
-    "local": LaunchCost(start_s=0.0, job_s=0.15),  # jobs in the sweep's own process, one at a time
-    "joblib": LaunchCost(start_s=6.0, job_s=1.6),  # loky workers: the job pickled to a worker, Hydra set up there
+    "local": LaunchCost(start_s=0.0, job_s=0.45),  # jobs in the sweep's own process, one at a time
+    "joblib": LaunchCost(start_s=3.5, job_s=1.2),  # loky workers: the job pickled to a worker, Hydra set up there
     # not measurable here (no SLURM): an array task is a fresh process (imports as a joblib worker's start) plus
     # submitit's pickles on the shared file system; the queue's wait is not counted
     "slurm": LaunchCost(start_s=0.0, job_s=8.0),
@@ -200,27 +201,32 @@ def modelled_seconds(config: dict, model: str, likelihood: str | None, batched: 
     return (factors or {}).get(cls, default_factor(cls)) * terms[0] + terms[1]
 
 
-def core_share(load: float, cores: int, jobs: int) -> float:
-    """The share of a core each of `jobs` runnable processes gets beside `load` others on `cores` cores."""
-    return min(1.0, cores / max(load + jobs, 1e-9))
+def core_share(others: float, cores: int, jobs: int, grouped: bool = False) -> float:
+    """The share of a core each of the sweep's `jobs` processes gets beside `others` competitors on `cores` cores.
+    Competitors are processes (CFS shares between runnable tasks), or with `grouped` (the kernel's autogroup: CFS
+    shares between sessions first) other sessions: the sweep's session, whose jobs all belong to it, then gets
+    cores / (others + 1) of the machine, split between its jobs."""
+    if grouped:
+        return min(1.0, cores / (others + 1) / jobs)
+    return min(1.0, cores / max(others + jobs, 1e-9))
 
 
 def sweep_wall_seconds(units: list, grid_points: int, launcher: str = "local", parallel: int = 1,
-                       load: float = 0.0, cores: int = 2, speed: float = 1.0) -> float:
+                       load: float = 0.0, cores: int = 2, grouped: bool = False) -> float:
     """The sweep's wall on this machine (module docstring). units: the CPU seconds of each unit of work (a run, or a
     batched beta group); grid_points: every Hydra job, skipped points included; parallel: the launcher's jobs at a
-    time; load: other runnable processes (1-minute load average); speed: this machine's probe / the reference's, for
-    the measured constants. Serial part: the sweep's start and plan (one process); then the jobs, spread over
+    time; load, grouped: the competitors (this_load). Serial part: the sweep's start and plan (one process); then
+    the jobs, spread over
     `parallel` slots (no shorter than the longest unit), each slot getting core_share of a core. SLURM's jobs run on
     the cluster's nodes: no load factor, and its queue is not counted."""
     cost = LAUNCH.get(launcher, LAUNCH["local"])
     slots = max(1, min(parallel, grid_points))
-    serial = speed * (SWEEP_START_S + PLAN_POINT_S * grid_points)
-    work = sum(units) + speed * (cost.job_s * grid_points + cost.start_s * slots)
-    longest = max(units, default=0.0) + speed * (cost.job_s + cost.start_s)
+    serial = SWEEP_START_S + PLAN_POINT_S * grid_points
+    work = sum(units) + cost.job_s * grid_points + cost.start_s * slots
+    longest = max(units, default=0.0) + cost.job_s + cost.start_s
     jobs = max(work / slots, longest)
-    here = core_share(load, cores, 1)
-    return serial / here + (jobs if launcher == "slurm" else jobs / core_share(load, cores, slots))
+    here = core_share(load, cores, 1, grouped)
+    return serial / here + (jobs if launcher == "slurm" else jobs / core_share(load, cores, slots, grouped))
 
 
 def launcher_of(config: dict) -> tuple[str, int]:
@@ -231,15 +237,48 @@ def launcher_of(config: dict) -> tuple[str, int]:
     return name, int(parallel)
 
 
-def this_load() -> tuple[float, int]:
-    """(other runnable processes: the 1-minute load average, cores this process may use) now. The load average lags
-    and counts processes waiting on disk; the share of a core the sweep's own process had since it started was tried
-    instead (2026-12-07) and read 8 others at load 14.9 and 23.5 at load 15.6: noisier."""
+def this_load() -> tuple[float, int, bool]:
+    """(competitors, cores this process may use, whether they are sessions) now. Where the kernel's autogroup is on
+    (Linux desktops and servers with CONFIG_SCHED_AUTOGROUP: /proc/sys/kernel/sched_autogroup_enabled), CFS shares
+    the cores between sessions first: the competitors are the other sessions with a runnable task (the mean of
+    SAMPLES looks at /proc, SAMPLE_S apart). On 2026-12-07 here, 7-8 agents' sessions at a load average of 15-16
+    gave a sweep a quarter of a core, as 7 others do, where 16 processes would give it an eighth. Elsewhere: the
+    1-minute load average (it lags, and counts processes waiting on disk)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    sessions = other_sessions_running()
+    if sessions is not None:
+        return sessions, cores, True
     try:
-        return os.getloadavg()[0], cores
+        return os.getloadavg()[0], cores, False
     except (OSError, AttributeError):  # no load average: an idle machine
-        return 0.0, cores
+        return 0.0, cores, False
+
+
+SAMPLES, SAMPLE_S = 5, 0.1
+
+
+def other_sessions_running() -> float | None:
+    """The mean number of other autogroups (sessions) with a runnable task, or None (no autogroup, or no /proc)."""
+    try:
+        if Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() != "1":
+            return None
+        mine = Path("/proc/self/autogroup").read_text().split()[0]
+    except (OSError, IndexError):
+        return None
+    counts = []
+    for i in range(SAMPLES):
+        if i:
+            time.sleep(SAMPLE_S)
+        groups = set()
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                if stat.read_text().rsplit(")", 1)[1].split()[0] == "R":
+                    groups.add((stat.parent / "autogroup").read_text().split()[0])
+            except (OSError, IndexError):  # a process gone meanwhile, or another user's
+                continue
+        groups.discard(mine)
+        counts.append(len(groups))
+    return sum(counts) / len(counts)
 
 
 def _duration(seconds: float) -> str:
@@ -262,8 +301,7 @@ class Estimate:
     units: list = field(default_factory=list)  # CPU seconds of each unit of work: a run, or a batched beta group
     grid_points: int | None = None  # Hydra jobs the sweep launches, skipped points included (None: the new points)
     launcher: tuple = ("local", 1)  # launcher_of the points
-    speed: float = 1.0  # this machine's speed probe / the reference machine's (the launch constants' scale)
-    load: tuple | None = None  # (load average, cores) the wall is for; None: this machine's now
+    load: tuple | None = None  # this_load() the wall is for (competitors, cores, grouped); None: this machine's now
 
     def add(self, part: "Estimate") -> None:
         """Count another results directory's points in (a sweep whose points write to several)."""
@@ -272,21 +310,27 @@ class Estimate:
             setattr(self, name, getattr(self, name) + getattr(part, name))
         self.per_point += part.per_point
         self.units += part.units
-        self.launcher, self.speed = part.launcher, part.speed
+        self.launcher = part.launcher
 
     def wall_seconds(self) -> float:
         """The sweep's wall on this machine at the load given (or now), with its launcher (sweep_wall_seconds)."""
-        load, cores = self.load if self.load is not None else this_load()
+        load, cores, grouped = self._load()
         points = self.grid_points if self.grid_points is not None else len(self.per_point)
         name, parallel = self.launcher
-        return sweep_wall_seconds(self.units, points, name, parallel, load, cores, self.speed)
+        return sweep_wall_seconds(self.units, points, name, parallel, load, cores, grouped)
+
+    def _load(self) -> tuple:
+        if self.load is None:
+            self.load = this_load()  # read once: the line's words and its wall say the same
+        return self.load
 
     def _wall_part(self) -> str:
-        load, cores = self.load if self.load is not None else this_load()
+        load, cores, grouped = self._load()
         name, parallel = self.launcher
         at_once = "one job at a time" if parallel == 1 else f"{parallel} jobs at a time"
         where = ("on the cluster, without the queue's wait" if name == "slurm"
-                 else f"on this machine as loaded now: {load:.1f} other processes on {cores} core{'s' * (cores != 1)}")
+                 else f"on this machine as loaded now: {load:.1f} other {'sessions' if grouped else 'processes'} "
+                      f"running on {cores} core{'s' * (cores != 1)}")
         least = "at least" if self.unknown else "about"
         return f"{least} {_duration(self.wall_seconds())} wall ({where}; launcher={name}, {at_once})"
 
@@ -462,7 +506,6 @@ def estimate(points: list[tuple[dict, str | None]], root: Path, run_dirs: list |
         units[group if group in groups else i] += seconds + overhead
     est.units = list(units.values())
     est.launcher = launcher_of(points[0][0]) if points else ("local", 1)
-    est.speed = scale if scale is not None else machine_ratio(REFERENCE_PROBE_S, this_machine()) if points else 1.0
     return est
 
 

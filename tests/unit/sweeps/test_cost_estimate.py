@@ -149,7 +149,7 @@ def test_a_grid_of_own_loop_points_says_it_has_no_estimate_rather_than_zero_minu
     line = ce.Estimate(unknown=35).line()
     assert line.startswith("estimate: 35 new points, no estimate") and "0.0" not in line
     assert "resuming" not in line and ce.Estimate(unknown=2, resumed=1).line().endswith("; 1 resuming from a checkpoint")
-    mixed = ce.Estimate(seconds=120.0, from_model=2, unknown=1, units=[60.0, 60.0], load=(0.0, 2)).line()
+    mixed = ce.Estimate(seconds=120.0, from_model=2, unknown=1, units=[60.0, 60.0], load=(0.0, 2, False)).line()
     assert ", 2.0 CPU minutes of runs" in mixed and "1 without an estimate" in mixed
     assert mixed.startswith("estimate: 3 new points, at least ")  # the unknown point's time is not in the wall
 
@@ -258,7 +258,7 @@ def test_the_sweeps_wall_adds_its_start_plan_and_launches_and_divides_by_the_lau
     units, points = [10.0, 20.0, 30.0], 5
     # local, idle machine: start 5 + plan 5 x 0.1, then every unit and 5 launches of 0.5, one after another
     assert ce.sweep_wall_seconds(units, points, "local", 1, load=0.0, cores=2) == pytest.approx(5.5 + 60 + 2.5)
-    # joblib, 2 slots, 2 others on 2 cores: the plan gets 2 / 3 of a core, each slot 2 / 4; the work
+    # joblib, 2 slots, 2 other processes on 2 cores: the plan gets 2 / 3 of a core, each slot 2 / 4; the work
     # (60 + 5 x 1 launches + 2 workers x 4 start = 73) over 2 slots = 36.5 (> the longest unit + launch + start 35)
     assert ce.sweep_wall_seconds(units, points, "joblib", 2, load=2.0, cores=2) == pytest.approx(5.5 * 1.5 + 36.5 * 2)
     # the longest unit bounds it: [100, 1] on 2 slots takes 100 + 1 + 4 = 105, not (101 + 2 + 8) / 2
@@ -267,18 +267,36 @@ def test_the_sweeps_wall_adds_its_start_plan_and_launches_and_divides_by_the_lau
     assert ce.sweep_wall_seconds([10.0], 1, "joblib", 2) == pytest.approx(5.1 + 10 + 1 + 4)
     # SLURM: 256 at a time on the cluster (no load factor there), the plan here at load 2 (2 / 3 of a core)
     assert ce.sweep_wall_seconds(units, points, "slurm", 256, load=2.0, cores=2) == pytest.approx(5.5 * 1.5 + 36)
-    # the machine's speed scales the measured constants, not the units (already in this machine's seconds)
-    assert ce.sweep_wall_seconds(units, points, "local", 1, speed=2.0) == pytest.approx(11 + 60 + 5)
+    # 3 other sessions (autogroup): the plan gets 2 / 4 of a core, and the 2 slots split that half: 1 / 4 each
+    assert ce.sweep_wall_seconds(units, points, "joblib", 2, load=3.0, cores=2, grouped=True) == pytest.approx(
+        5.5 * 2 + 36.5 * 4)
 
 
-def test_the_load_is_the_load_average_and_a_slot_gets_its_share_of_the_cores(monkeypatch):
-    """7 others beside 1 sweep process on 2 cores: a quarter of a core each (Linux's fair scheduler); 2 slots beside
-    none on 2 cores: a core each."""
-    monkeypatch.setattr(ce.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    monkeypatch.setattr(ce.os, "getloadavg", lambda: (7.0, 0.4, 0.3))
-    assert ce.this_load() == (7.0, 2)
+def test_a_slot_gets_its_share_of_the_cores_per_process_or_per_session(monkeypatch):
+    """Per process: 7 others beside 1 sweep process on 2 cores give it a quarter of a core; 2 slots beside none, a
+    core each. Per session (autogroup): 3 other sessions leave the sweep's session 2 / 4 of the machine, which its
+    2 slots split: a quarter each; beside none, a core each."""
     assert ce.core_share(7.0, 2, 1) == pytest.approx(0.25) and ce.core_share(0.0, 2, 2) == 1.0
     assert ce.core_share(2.0, 2, 2) == pytest.approx(0.5)
+    assert ce.core_share(3.0, 2, 2, grouped=True) == pytest.approx(0.25)
+    assert ce.core_share(3.0, 2, 1, grouped=True) == pytest.approx(0.5)
+    assert ce.core_share(0.0, 2, 2, grouped=True) == 1.0
+    monkeypatch.setattr(ce.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(ce, "other_sessions_running", lambda: None)
+    monkeypatch.setattr(ce.os, "getloadavg", lambda: (7.0, 0.4, 0.3))
+    assert ce.this_load() == (7.0, 2, False)
+    monkeypatch.setattr(ce, "other_sessions_running", lambda: 3.4)
+    assert ce.this_load() == (3.4, 2, True)
+
+
+def test_other_sessions_are_counted_from_proc():
+    """On Linux with autogroup: a mean of SAMPLES whole counts of sessions, no more than there are processes."""
+    auto = Path("/proc/sys/kernel/sched_autogroup_enabled")
+    if not auto.is_file() or auto.read_text().strip() != "1":
+        pytest.skip("no autogroup on this kernel: this_load uses the load average")
+    n = ce.other_sessions_running()
+    assert n is not None and 0 <= n <= len(list(Path("/proc").glob("[0-9]*")))
+    assert n * ce.SAMPLES == pytest.approx(round(n * ce.SAMPLES))
 
 
 def test_the_launcher_and_its_parallelism_come_from_the_points_config():
@@ -313,8 +331,8 @@ def test_unbatched_points_are_a_unit_each_and_the_plan_counts_every_grid_point_a
     points = [({**json.loads(json.dumps(rec["config"])), "seed": s}, "gaussian") for s in range(3)]
     est = ce.estimate(points, tmp_path)
     one = ce.modelled_seconds(points[0][0], "pac_sgp", "gaussian", False) + ce.RUN_OVERHEAD_S
-    assert est.units == pytest.approx([one] * 3) and est.launcher == ("local", 1) and est.speed == 1.0
-    est.grid_points, est.load = 10, (0.0, 2)  # 7 more grid points skipped (done): launched all the same
+    assert est.units == pytest.approx([one] * 3) and est.launcher == ("local", 1)
+    est.grid_points, est.load = 10, (0.0, 2, False)  # 7 more grid points skipped (done): launched all the same
     assert est.wall_seconds() == pytest.approx(ce.sweep_wall_seconds([one] * 3, 10, "local", 1, 0.0, 2))
     assert est.wall_seconds() == pytest.approx(ce.SWEEP_START_S + 10 * (ce.PLAN_POINT_S + ce.LAUNCH["local"].job_s)
                                                + 3 * one)
