@@ -212,18 +212,21 @@ def core_share(others: float, cores: int, jobs: int, grouped: bool = False) -> f
 
 
 def sweep_wall_seconds(units: list, grid_points: int, launcher: str = "local", parallel: int = 1,
-                       load: float = 0.0, cores: int = 2, grouped: bool = False) -> float:
+                       load: float = 0.0, cores: int = 2, grouped: bool = False, groups: list = ()) -> float:
     """The sweep's wall on this machine (module docstring). units: the CPU seconds of each unit of work (a run, or a
-    batched beta group); grid_points: every Hydra job, skipped points included; parallel: the launcher's jobs at a
-    time; load, grouped: the competitors (this_load). Serial part: the sweep's start and plan (one process); then
-    the jobs, spread over
-    `parallel` slots (no shorter than the longest unit), each slot getting core_share of a core. SLURM's jobs run on
+    batched beta group); groups: the batched groups that train one after another (below); grid_points: every Hydra
+    job, skipped points included; parallel: the launcher's jobs at a time; load, grouped: the competitors
+    (this_load). Serial part: the sweep's start and plan (one process); then the jobs, spread over `parallel` slots
+    (no shorter than the longest unit), each slot getting core_share of a core. SLURM's jobs run on
     the cluster's nodes: no load factor, and its queue is not counted."""
     cost = LAUNCH.get(launcher, LAUNCH["local"])
     slots = max(1, min(parallel, grid_points))
     serial = SWEEP_START_S + PLAN_POINT_S * grid_points
     work = sum(units) + cost.job_s * grid_points + cost.start_s * slots
-    longest = max(units, default=0.0) + cost.job_s + cost.start_s
+    # batched groups whose members are next to each other in the grid's order (beta_index swept last) train one after
+    # another: while one trains, the next job of its group waits on the group's lock in the other slots
+    # (run/batched.py group_lock): 2 groups on joblib's 2 workers did not overlap (2026-12-07)
+    longest = max(max(units, default=0.0), sum(groups)) + cost.job_s + cost.start_s
     jobs = max(work / slots, longest)
     here = core_share(load, cores, 1, grouped)
     return serial / here + (jobs if launcher == "slurm" else jobs / core_share(load, cores, slots, grouped))
@@ -299,6 +302,7 @@ class Estimate:
     resumed: int = 0  # points with a checkpoint: only their remaining iterations are counted
     per_point: list = field(default_factory=list)  # each point's seconds, in the order given (None: no estimate)
     units: list = field(default_factory=list)  # CPU seconds of each unit of work: a run, or a batched beta group
+    groups: list = field(default_factory=list)  # the batched beta groups' (also in units)
     grid_points: int | None = None  # Hydra jobs the sweep launches, skipped points included (None: the new points)
     launcher: tuple = ("local", 1)  # launcher_of the points
     load: tuple | None = None  # this_load() the wall is for (competitors, cores, grouped); None: this machine's now
@@ -310,6 +314,7 @@ class Estimate:
             setattr(self, name, getattr(self, name) + getattr(part, name))
         self.per_point += part.per_point
         self.units += part.units
+        self.groups += part.groups
         self.launcher = part.launcher
 
     def wall_seconds(self) -> float:
@@ -317,7 +322,7 @@ class Estimate:
         load, cores, grouped = self._load()
         points = self.grid_points if self.grid_points is not None else len(self.per_point)
         name, parallel = self.launcher
-        return sweep_wall_seconds(self.units, points, name, parallel, load, cores, grouped)
+        return sweep_wall_seconds(self.units, points, name, parallel, load, cores, grouped, self.groups)
 
     def _load(self) -> tuple:
         if self.load is None:
@@ -505,6 +510,9 @@ def estimate(points: list[tuple[dict, str | None]], root: Path, run_dirs: list |
         est.per_point.append(seconds + overhead)
         units[group if group in groups else i] += seconds + overhead
     est.units = list(units.values())
+    keys = [group_key(c) for c, _ in points if batched_point(c)]
+    if any(x == y for x, y in zip(keys, keys[1:])):  # a group's members next to each other in the grid's order
+        est.groups = [v for k, v in units.items() if k in groups]
     est.launcher = launcher_of(points[0][0]) if points else ("local", 1)
     return est
 

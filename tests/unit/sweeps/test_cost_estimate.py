@@ -267,6 +267,8 @@ def test_the_sweeps_wall_adds_its_start_plan_and_launches_and_divides_by_the_lau
     assert ce.sweep_wall_seconds([10.0], 1, "joblib", 2) == pytest.approx(5.1 + 10 + 1 + 4)
     # SLURM: 256 at a time on the cluster (no load factor there), the plan here at load 2 (2 / 3 of a core)
     assert ce.sweep_wall_seconds(units, points, "slurm", 256, load=2.0, cores=2) == pytest.approx(5.5 * 1.5 + 36)
+    # batched groups whose members are consecutive train one after another: 2 of 30 s on 2 slots take 60 + 1 + 4
+    assert ce.sweep_wall_seconds([30.0, 30.0], 2, "joblib", 2, groups=[30.0, 30.0]) == pytest.approx(5.2 + 65)
     # 3 other sessions (autogroup): the plan gets 2 / 4 of a core, and the 2 slots split that half: 1 / 4 each
     assert ce.sweep_wall_seconds(units, points, "joblib", 2, load=3.0, cores=2, grouped=True) == pytest.approx(
         5.5 * 2 + 36.5 * 4)
@@ -323,6 +325,9 @@ def test_a_batched_beta_group_is_one_unit_per_seed_paying_the_overhead_once(tmp_
     assert est.units == pytest.approx([3 * member + ce.RUN_OVERHEAD_S] * 2)
     assert est.seconds == pytest.approx(6 * member + 2 * ce.RUN_OVERHEAD_S)
     assert est.per_point == pytest.approx([member + ce.RUN_OVERHEAD_S / 3] * 6)
+    assert est.groups == est.units  # beta varies fastest here: a group's members are consecutive, so groups serialize
+    interleaved = ce.estimate([points[i] for i in (0, 3, 1, 4, 2, 5)], tmp_path)  # seed varies fastest
+    assert interleaved.groups == [] and interleaved.units == pytest.approx(est.units)
 
 
 def test_unbatched_points_are_a_unit_each_and_the_plan_counts_every_grid_point_as_a_job(tmp_path, archive, monkeypatch):
