@@ -551,7 +551,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true",
                    help="list every grid point, its run name and what the sweep would do with it; run nothing")
     p.add_argument("--estimate", action="store_true",
-                   help="print the grid's counts and the projected CPU hours of its new points; run nothing")
+                   help="print the grid's counts, the sweep's projected wall on this machine with its launcher and "
+                   "the CPU time of its new points; run nothing")
     p.add_argument("--time-limit", metavar="DURATION",
                    help="start a point only if --estimate expects it to finish within DURATION (2h30m, 90m, 45s) "
                    "of the command's start; the others are deferred (nothing written, exit 75: run the same command "

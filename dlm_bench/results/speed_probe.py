@@ -8,8 +8,10 @@ on 2026-11-28 a batched fixed-DLM group estimated at 86 min from a machine 2.6x 
 The workload is the kind of step the models take (float64 Cholesky and matrix products of a 200 x 200 SPD
 matrix), on one thread like a run under the thread rule. The best of twenty short repeats (each about a
 millisecond, shorter than a scheduler's time slice) measures the hardware rather than the moment's load: beside
-two busy sweeps on two cores it stayed within 3 %, where 5 ms repeats read 4 or 8 ms. Load is already in the
-finished runs' own times. About 40 ms a call. Written by hand: no library offers a
+two busy sweeps on two cores it stayed within 3 %, where 5 ms repeats read 4 or 8 ms. Each repeat is timed in this
+process's CPU seconds (time.process_time), not wall: at load 13-15 on 2 cores (2026-12-07) wall repeats read 2 to 28
+ms where the idle figure is 1.2 ms (no repeat ran a whole millisecond unpreempted), and `--estimate` scaled by that
+said 25 minutes for a 3-minute sweep. Load is already in the finished runs' own times. About 40 ms a call. Written by hand: no library offers a
 stable, sub-second CPU speed figure for this kind of work.
 """
 
@@ -35,11 +37,11 @@ def speed_probe_seconds() -> float:
         spd = a @ a.T + SIZE * torch.eye(SIZE, dtype=torch.float64)
         best = float("inf")
         for _ in range(REPEATS):
-            start = time.perf_counter()
+            start = time.process_time()  # CPU seconds: the time slices other processes take are not counted
             for _ in range(STEPS):
                 chol = torch.linalg.cholesky(spd)
                 spd_again = chol @ chol.T
-            best = min(best, time.perf_counter() - start)
+            best = min(best, time.process_time() - start)
         del spd_again
         return best
     finally:

@@ -17,13 +17,25 @@ Two sources, best first:
 Models with their own fit loop (lgm_*, sggpm, savigp) have no cost model: finished runs of the same settings estimate
 them, else (sggpm, savigp) finished runs of those settings at other sizes, scaled by a power law in the size
 (size_scaling.py); otherwise they are counted as "no estimate". Times are single-core seconds (one thread per run, as
-the thread rule gives small problems) plus RUN_OVERHEAD_S per point; a loaded machine's wall time is longer.
+the thread rule gives small problems) plus RUN_OVERHEAD_S per run (a batched beta group: per group).
+
+**The sweep's wall on this machine** (issue 75: measured walls were 1.4-2.2x the CPU estimate) adds what the runs'
+own seconds do not hold, and the launcher's parallelism (`sweep_wall_seconds`): the sweep process's start and its
+plan (SWEEP_START_S, PLAN_POINT_S per grid point), each launcher's start and per-job launch (LAUNCH: every grid point
+is a Hydra job, skipped or not), the work spread over the launcher's parallel jobs (a batched beta group is one unit:
+its first job trains every member, the others return at once), and the machine's load: with L other runnable
+processes on C cores, p processes of the sweep each get min(1, C / (L + p)) of a core (Linux's fair scheduler), L
+the 1-minute load average when the estimate is made; where the kernel's autogroup shares the cores between sessions
+first, L other sessions with a runnable task leave the sweep's session C / (L + 1) cores for its p processes
+(this_load). A load that changes during the sweep is not foreseen. SLURM's queue is not known here: its wall is the jobs' own, without the queue.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +49,10 @@ C0, C1 = 1.85e-3, 3.6e-10  # seconds per step, seconds per unit of W (fitted, se
 # modelled seconds are scaled by this machine's probe / this figure, as finished runs are by their recorded probe.
 REFERENCE_PROBE_S = 1.2e-3
 WARN_CPU_HOURS = 10.0  # above this, the estimate line warns (issue 58): a sweep that size wants SLURM or a subset
-RUN_OVERHEAD_S = 1.0  # per point: the job's composition, data, model build and evaluation (not in train.wall_s)
+# per run (a batched group: per group): data, model build, evaluation, run.json (not in train.wall_s); 1.0 before
+# 2026-12-07, when it also held the job's composition (now LAUNCH's job_s); measured as SWEEP_START_S below, 20
+# trained points against the same 20 done (boston: a larger data set's load and evaluation take longer)
+RUN_OVERHEAD_S = 0.25
 # median measured / modelled per (likelihood, hyperparameters, batched): the archived DLM reproductions
 FACTORS = {
     ("gaussian", "joint", False): 0.91, ("gaussian", "fixed", False): 0.91,
@@ -56,6 +71,30 @@ DEFAULT_FACTOR = 1.5  # other likelihoods (logistic, Student-t, Poisson softplus
 OPTIMIZER_FACTORS = {
     ("pac_sgp", "lbfgs"): 3.6, ("sgpr", "lbfgs"): 2.2, ("fitc", "lbfgs"): 2.6,
     ("exact_gp", "lbfgs"): 0.1, ("pac_gp", "lbfgs"): 0.1,
+}
+# What the sweep's wall adds to the runs' CPU seconds (module docstring): user + sys CPU seconds (`/usr/bin/time`) of
+# 11 sweeps `dlm-bench sweep 'seed=range(N)' trainer.max_iters=1 launcher=L` (boston, SVGP, M = 50; fresh results
+# directories; N = 1, 10, 20; local and joblib; both again with all 20 points done) on this 2-core AMD EPYC at load
+# averages 3 to 15 (2026-12-07; docs/performance.md "The sweep's wall"). Not scaled by the speed probe: under that
+# load the probe reads 2-3x its idle figure where these CPU seconds grew 1.4x (load 3 to 11), so scaling would count
+# the load twice. PLAN_POINT_S: `--estimate` at N = 40 against N = 1.
+SWEEP_START_S = 10.0  # once: imports, plan, data check, Hydra's multirun, the first job's imports (8.1 at load 3)
+PLAN_POINT_S = 0.075  # each grid point planned: composed, named, validated
+
+
+@dataclass(frozen=True)
+class LaunchCost:
+    """A launcher's cost beside the runs (CPU seconds, measured as above)."""
+    start_s: float  # once per parallel job slot: a joblib worker process imports torch, gpytorch and dlm_bench
+    job_s: float  # each Hydra job (every grid point, skipped or not): composition, job set-up, state and lock checks
+
+
+LAUNCH = {
+    "local": LaunchCost(start_s=0.0, job_s=0.45),  # jobs in the sweep's own process, one at a time
+    "joblib": LaunchCost(start_s=3.5, job_s=1.2),  # loky workers: the job pickled to a worker, Hydra set up there
+    # not measurable here (no SLURM): an array task is a fresh process (imports as a joblib worker's start) plus
+    # submitit's pickles on the shared file system; the queue's wait is not counted
+    "slurm": LaunchCost(start_s=0.0, job_s=8.0),
 }
 C_SAMPLE = 6e-8  # seconds per sampled point per step: bMC-100 against exact, dlm_supp_fig15 on pol (B = 6000)
 IGNORED = ("seed", "results_dir", "run_dir", "launcher", "resume", "report")
@@ -162,9 +201,98 @@ def modelled_seconds(config: dict, model: str, likelihood: str | None, batched: 
     return (factors or {}).get(cls, default_factor(cls)) * terms[0] + terms[1]
 
 
+def core_share(others: float, cores: int, jobs: int, grouped: bool = False) -> float:
+    """The share of a core each of the sweep's `jobs` processes gets beside `others` competitors on `cores` cores.
+    Competitors are processes (CFS shares between runnable tasks), or with `grouped` (the kernel's autogroup: CFS
+    shares between sessions first) other sessions: the sweep's session, whose jobs all belong to it, then gets
+    cores / (others + 1) of the machine, split between its jobs."""
+    if grouped:
+        return min(1.0, cores / (others + 1) / jobs)
+    return min(1.0, cores / max(others + jobs, 1e-9))
+
+
+def sweep_wall_seconds(units: list, grid_points: int, launcher: str = "local", parallel: int = 1,
+                       load: float = 0.0, cores: int = 2, grouped: bool = False, groups: list = ()) -> float:
+    """The sweep's wall on this machine (module docstring). units: the CPU seconds of each unit of work (a run, or a
+    batched beta group); groups: the batched groups that train one after another (below); grid_points: every Hydra
+    job, skipped points included; parallel: the launcher's jobs at a time; load, grouped: the competitors
+    (this_load). Serial part: the sweep's start and plan (one process); then the jobs, spread over `parallel` slots
+    (no shorter than the longest unit), each slot getting core_share of a core. SLURM's jobs run on
+    the cluster's nodes: no load factor, and its queue is not counted."""
+    cost = LAUNCH.get(launcher, LAUNCH["local"])
+    slots = max(1, min(parallel, grid_points))
+    serial = SWEEP_START_S + PLAN_POINT_S * grid_points
+    work = sum(units) + cost.job_s * grid_points + cost.start_s * slots
+    # batched groups whose members are next to each other in the grid's order (beta_index swept last) train one after
+    # another: while one trains, the next job of its group waits on the group's lock in the other slots
+    # (run/batched.py group_lock): 2 groups on joblib's 2 workers did not overlap (2026-12-07)
+    longest = max(max(units, default=0.0), sum(groups)) + cost.job_s + cost.start_s
+    jobs = max(work / slots, longest)
+    here = core_share(load, cores, 1, grouped)
+    return serial / here + (jobs if launcher == "slurm" else jobs / core_share(load, cores, slots, grouped))
+
+
+def launcher_of(config: dict) -> tuple[str, int]:
+    """(launcher name, jobs it runs at a time) of a resolved config: local 1, joblib n_jobs, SLURM array_parallelism."""
+    launcher = config.get("launcher") or {}
+    name = launcher.get("name", "local")
+    parallel = {"joblib": launcher.get("n_jobs"), "slurm": launcher.get("array_parallelism")}.get(name) or 1
+    return name, int(parallel)
+
+
+def this_load() -> tuple[float, int, bool]:
+    """(competitors, cores this process may use, whether they are sessions) now. Where the kernel's autogroup is on
+    (Linux desktops and servers with CONFIG_SCHED_AUTOGROUP: /proc/sys/kernel/sched_autogroup_enabled), CFS shares
+    the cores between sessions first: the competitors are the other sessions with a runnable task (the mean of
+    SAMPLES looks at /proc, SAMPLE_S apart). On 2026-12-07 here, 7-8 agents' sessions at a load average of 15-16
+    gave a sweep a quarter of a core, as 7 others do, where 16 processes would give it an eighth. Elsewhere: the
+    1-minute load average (it lags, and counts processes waiting on disk)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    sessions = other_sessions_running()
+    if sessions is not None:
+        return sessions, cores, True
+    try:
+        return os.getloadavg()[0], cores, False
+    except (OSError, AttributeError):  # no load average: an idle machine
+        return 0.0, cores, False
+
+
+SAMPLES, SAMPLE_S = 5, 0.1
+
+
+def other_sessions_running() -> float | None:
+    """The mean number of other autogroups (sessions) with a runnable task, or None (no autogroup, or no /proc)."""
+    try:
+        if Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() != "1":
+            return None
+        mine = Path("/proc/self/autogroup").read_text().split()[0]
+    except (OSError, IndexError):
+        return None
+    counts = []
+    for i in range(SAMPLES):
+        if i:
+            time.sleep(SAMPLE_S)
+        groups = set()
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                if stat.read_text().rsplit(")", 1)[1].split()[0] == "R":
+                    groups.add((stat.parent / "autogroup").read_text().split()[0])
+            except (OSError, IndexError):  # a process gone meanwhile, or another user's
+                continue
+        groups.discard(mine)
+        counts.append(len(groups))
+    return sum(counts) / len(counts)
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
+
+
 @dataclass
 class Estimate:
-    seconds: float = 0.0
+    seconds: float = 0.0  # the new points' CPU seconds (single-core): training plus RUN_OVERHEAD_S per run or group
     from_runs: int = 0  # points estimated from finished runs of the same settings
     from_model: int = 0  # points estimated by the cost model
     from_sizes: int = 0  # own-loop points scaled from finished runs of their settings at other sizes (size_scaling.py)
@@ -173,6 +301,43 @@ class Estimate:
     beyond_grid: int = 0  # beta_index past the grid's end at the point's training size: its run will not train
     resumed: int = 0  # points with a checkpoint: only their remaining iterations are counted
     per_point: list = field(default_factory=list)  # each point's seconds, in the order given (None: no estimate)
+    units: list = field(default_factory=list)  # CPU seconds of each unit of work: a run, or a batched beta group
+    groups: list = field(default_factory=list)  # the batched beta groups' (also in units)
+    grid_points: int | None = None  # Hydra jobs the sweep launches, skipped points included (None: the new points)
+    launcher: tuple = ("local", 1)  # launcher_of the points
+    load: tuple | None = None  # this_load() the wall is for (competitors, cores, grouped); None: this machine's now
+
+    def add(self, part: "Estimate") -> None:
+        """Count another results directory's points in (a sweep whose points write to several)."""
+        for name in ("seconds", "from_runs", "from_model", "from_sizes", "unknown", "calibrated_on", "beyond_grid",
+                     "resumed"):
+            setattr(self, name, getattr(self, name) + getattr(part, name))
+        self.per_point += part.per_point
+        self.units += part.units
+        self.groups += part.groups
+        self.launcher = part.launcher
+
+    def wall_seconds(self) -> float:
+        """The sweep's wall on this machine at the load given (or now), with its launcher (sweep_wall_seconds)."""
+        load, cores, grouped = self._load()
+        points = self.grid_points if self.grid_points is not None else len(self.per_point)
+        name, parallel = self.launcher
+        return sweep_wall_seconds(self.units, points, name, parallel, load, cores, grouped, self.groups)
+
+    def _load(self) -> tuple:
+        if self.load is None:
+            self.load = this_load()  # read once: the line's words and its wall say the same
+        return self.load
+
+    def _wall_part(self) -> str:
+        load, cores, grouped = self._load()
+        name, parallel = self.launcher
+        at_once = "one job at a time" if parallel == 1 else f"{parallel} jobs at a time"
+        where = ("on the cluster, without the queue's wait" if name == "slurm"
+                 else f"on this machine as loaded now: {load:.1f} other {'sessions' if grouped else 'processes'} "
+                      f"running on {cores} core{'s' * (cores != 1)}")
+        least = "at least" if self.unknown else "about"
+        return f"{least} {_duration(self.wall_seconds())} wall ({where}; launcher={name}, {at_once})"
 
     def line(self) -> str:
         total = self.from_runs + self.from_model + self.from_sizes + self.unknown
@@ -183,7 +348,7 @@ class Estimate:
             resumed = f"; {self.resumed} resuming from a checkpoint" if self.resumed else ""
             return (f"estimate: {points}, no estimate: models with their own fit loop have none until a point of the "
                     f"same settings has finished (run one point first, then --estimate again){resumed}")
-        parts = [f"estimate: {points}, about {amount} (single-core)"]
+        parts = [f"estimate: {points}, {self._wall_part()}, {amount} of runs (single-core)"]
         how = []
         if self.from_runs:
             how.append(f"{self.from_runs} from finished runs of the same settings")
@@ -305,11 +470,12 @@ def estimate(points: list[tuple[dict, str | None]], root: Path, run_dirs: list |
                 max(s - terms[1], 0.0) / terms[0])
     factors = {k: median(v) for k, v in ratios.items() if len(v) >= 3}
     est = Estimate(calibrated_on=sum(len(v) for k, v in ratios.items() if k in factors))
-    groups = defaultdict(int)  # a batched beta group: one job pays the overhead for all its members
+    groups = defaultdict(int)  # a batched beta group: one job trains all its members and pays the overhead once
     for config, _ in points:
         if batched_point(config) and not beyond_grid(config):
-            groups[settings_key(config)] += 1
+            groups[group_key(config)] += 1
     scale = None  # this machine's speed against the cost model's (probed only when the model is used)
+    units: dict = defaultdict(float)  # a run's or a batched group's CPU seconds
     for i, (config, likelihood) in enumerate(points):
         left = 1.0 - (checkpoint_progress(run_dirs[i]) if run_dirs else 0.0)
         est.resumed += left < 1.0
@@ -318,30 +484,39 @@ def estimate(points: list[tuple[dict, str | None]], root: Path, run_dirs: list |
             est.per_point.append(0.0)
             continue
         key = settings_key(config)
-        overhead = RUN_OVERHEAD_S / groups[key] if key in groups else RUN_OVERHEAD_S
+        group = group_key(config)
+        overhead = RUN_OVERHEAD_S / groups[group] if group in groups else RUN_OVERHEAD_S
+        m = None
         if same.get(key):
-            est.seconds += left * median(same[key]) + overhead
-            est.per_point.append(left * median(same[key]) + overhead)
-            est.from_runs += 1
-            continue
-        m = modelled_seconds(config, config["model"]["name"], likelihood, batched_point(config), factors)
-        ks = size_key(config, settings_key) if m is None and sized else None
-        scaled = scaled_seconds(sized[ks[0]], ks[1]) if ks and sized.get(ks[0]) else None
-        if scaled is not None:
-            est.seconds += left * scaled + overhead
-            est.per_point.append(left * scaled + overhead)
-            est.from_sizes += 1
-            continue
-        if m is None:
+            seconds, est.from_runs = left * median(same[key]), est.from_runs + 1
+        else:
+            m = modelled_seconds(config, config["model"]["name"], likelihood, batched_point(config), factors)
+            ks = size_key(config, settings_key) if m is None and sized else None
+            seconds = scaled_seconds(sized[ks[0]], ks[1]) if ks and sized.get(ks[0]) else None
+            if seconds is not None:
+                seconds, est.from_sizes = left * seconds, est.from_sizes + 1
+        if seconds is None and m is None:
             est.unknown += 1
             est.per_point.append(None)
             continue
-        if cost_class(config, config["model"]["name"], likelihood, batched_point(config)) in factors:
-            factor = 1.0  # recalibrated on finished runs, already in this machine's seconds
-        else:
-            scale = machine_ratio(REFERENCE_PROBE_S, this_machine()) if scale is None else scale
-            factor = scale
-        est.seconds += left * m * factor + overhead
-        est.per_point.append(left * m * factor + overhead)
-        est.from_model += 1
+        if seconds is None:
+            if cost_class(config, config["model"]["name"], likelihood, batched_point(config)) in factors:
+                factor = 1.0  # recalibrated on finished runs, already in this machine's seconds
+            else:
+                scale = machine_ratio(REFERENCE_PROBE_S, this_machine()) if scale is None else scale
+                factor = scale
+            seconds, est.from_model = left * m * factor, est.from_model + 1
+        est.seconds += seconds + overhead
+        est.per_point.append(seconds + overhead)
+        units[group if group in groups else i] += seconds + overhead
+    est.units = list(units.values())
+    keys = [group_key(c) for c, _ in points if batched_point(c)]
+    if any(x == y for x, y in zip(keys, keys[1:])):  # a group's members next to each other in the grid's order
+        est.groups = [v for k, v in units.items() if k in groups]
+    est.launcher = launcher_of(points[0][0]) if points else ("local", 1)
     return est
+
+
+def group_key(config: dict) -> tuple:
+    """A batched beta group: the settings but beta (settings_key) and the seed (a group is one method, size, seed)."""
+    return settings_key(config), config.get("seed")

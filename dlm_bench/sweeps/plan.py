@@ -192,14 +192,14 @@ def plan_estimate(plan: list[PlannedPoint]):
         dirs = [Path(c["run_dir"]) if c.get("run_dir") else (root / plan[i].name if plan[i].name else None)
                 for i, c in mine]  # where a checkpoint of an interrupted run would be
         part = estimate([(c, c["model"].get("likelihood")) for _, c in mine], root, dirs)
-        for field in ("seconds", "from_runs", "from_model", "from_sizes", "unknown", "calibrated_on", "beyond_grid",
-                      "resumed"):
-            setattr(est, field, getattr(est, field) + getattr(part, field))
+        est.add(part)
         for (i, _), s in zip(mine, part.per_point):
             seconds[i] = s
+    est.grid_points = len(plan)  # every grid point is a Hydra job, skipped ones too: each pays the launch
     return est, seconds
 
 
 def estimate_line(plan: list[PlannedPoint]) -> str:
-    """The projected CPU time of the plan's new points (cost_estimate.py), learnt from the finished runs beside."""
+    """The sweep's projected wall on this machine and the CPU time of the plan's new points (cost_estimate.py),
+    learnt from the finished runs beside."""
     return plan_estimate(plan)[0].line()

@@ -149,8 +149,9 @@ def test_a_grid_of_own_loop_points_says_it_has_no_estimate_rather_than_zero_minu
     line = ce.Estimate(unknown=35).line()
     assert line.startswith("estimate: 35 new points, no estimate") and "0.0" not in line
     assert "resuming" not in line and ce.Estimate(unknown=2, resumed=1).line().endswith("; 1 resuming from a checkpoint")
-    mixed = ce.Estimate(seconds=120.0, from_model=2, unknown=1).line()
-    assert "about 2.0 CPU minutes" in mixed and "1 without an estimate" in mixed
+    mixed = ce.Estimate(seconds=120.0, from_model=2, unknown=1, units=[60.0, 60.0], load=(0.0, 2, False)).line()
+    assert ", 2.0 CPU minutes of runs" in mixed and "1 without an estimate" in mixed
+    assert mixed.startswith("estimate: 3 new points, at least ")  # the unknown point's time is not in the wall
 
 
 def test_the_cost_model_covers_exactly_the_registrys_trainer_models(archive):
@@ -241,3 +242,102 @@ def test_a_size_sweep_estimates_its_larger_sizes_from_the_finished_ones(tmp_path
     other = config(3)
     other["sggpm"]["method"] = "grad_sparse"  # other settings: still no estimate
     assert ce.estimate([(other, None)], tmp_path).unknown == 1
+
+
+@pytest.fixture
+def round_costs(monkeypatch):
+    """Round launch constants, so that the hand computations below read plainly."""
+    monkeypatch.setattr(ce, "SWEEP_START_S", 5.0)
+    monkeypatch.setattr(ce, "PLAN_POINT_S", 0.1)
+    monkeypatch.setattr(ce, "LAUNCH", {"local": ce.LaunchCost(0.0, 0.5), "joblib": ce.LaunchCost(4.0, 1.0),
+                                       "slurm": ce.LaunchCost(0.0, 6.0)})
+
+
+def test_the_sweeps_wall_adds_its_start_plan_and_launches_and_divides_by_the_launchers_jobs(round_costs):
+    """Hand computations of sweep_wall_seconds (issue 75: the walls measured were 1.4-2.2x the CPU estimate)."""
+    units, points = [10.0, 20.0, 30.0], 5
+    # local, idle machine: start 5 + plan 5 x 0.1, then every unit and 5 launches of 0.5, one after another
+    assert ce.sweep_wall_seconds(units, points, "local", 1, load=0.0, cores=2) == pytest.approx(5.5 + 60 + 2.5)
+    # joblib, 2 slots, 2 other processes on 2 cores: the plan gets 2 / 3 of a core, each slot 2 / 4; the work
+    # (60 + 5 x 1 launches + 2 workers x 4 start = 73) over 2 slots = 36.5 (> the longest unit + launch + start 35)
+    assert ce.sweep_wall_seconds(units, points, "joblib", 2, load=2.0, cores=2) == pytest.approx(5.5 * 1.5 + 36.5 * 2)
+    # the longest unit bounds it: [100, 1] on 2 slots takes 100 + 1 + 4 = 105, not (101 + 2 + 8) / 2
+    assert ce.sweep_wall_seconds([100.0, 1.0], 2, "joblib", 2) == pytest.approx(5.2 + 105)
+    # more slots than jobs: one slot is used, and its worker starts once
+    assert ce.sweep_wall_seconds([10.0], 1, "joblib", 2) == pytest.approx(5.1 + 10 + 1 + 4)
+    # SLURM: 256 at a time on the cluster (no load factor there), the plan here at load 2 (2 / 3 of a core)
+    assert ce.sweep_wall_seconds(units, points, "slurm", 256, load=2.0, cores=2) == pytest.approx(5.5 * 1.5 + 36)
+    # batched groups whose members are consecutive train one after another: 2 of 30 s on 2 slots take 60 + 1 + 4
+    assert ce.sweep_wall_seconds([30.0, 30.0], 2, "joblib", 2, groups=[30.0, 30.0]) == pytest.approx(5.2 + 65)
+    # 3 other sessions (autogroup): the plan gets 2 / 4 of a core, and the 2 slots split that half: 1 / 4 each
+    assert ce.sweep_wall_seconds(units, points, "joblib", 2, load=3.0, cores=2, grouped=True) == pytest.approx(
+        5.5 * 2 + 36.5 * 4)
+
+
+def test_a_slot_gets_its_share_of_the_cores_per_process_or_per_session(monkeypatch):
+    """Per process: 7 others beside 1 sweep process on 2 cores give it a quarter of a core; 2 slots beside none, a
+    core each. Per session (autogroup): 3 other sessions leave the sweep's session 2 / 4 of the machine, which its
+    2 slots split: a quarter each; beside none, a core each."""
+    assert ce.core_share(7.0, 2, 1) == pytest.approx(0.25) and ce.core_share(0.0, 2, 2) == 1.0
+    assert ce.core_share(2.0, 2, 2) == pytest.approx(0.5)
+    assert ce.core_share(3.0, 2, 2, grouped=True) == pytest.approx(0.25)
+    assert ce.core_share(3.0, 2, 1, grouped=True) == pytest.approx(0.5)
+    assert ce.core_share(0.0, 2, 2, grouped=True) == 1.0
+    monkeypatch.setattr(ce.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(ce, "other_sessions_running", lambda: None)
+    monkeypatch.setattr(ce.os, "getloadavg", lambda: (7.0, 0.4, 0.3))
+    assert ce.this_load() == (7.0, 2, False)
+    monkeypatch.setattr(ce, "other_sessions_running", lambda: 3.4)
+    assert ce.this_load() == (3.4, 2, True)
+
+
+def test_other_sessions_are_counted_from_proc():
+    """On Linux with autogroup: a mean of SAMPLES whole counts of sessions, no more than there are processes."""
+    auto = Path("/proc/sys/kernel/sched_autogroup_enabled")
+    if not auto.is_file() or auto.read_text().strip() != "1":
+        pytest.skip("no autogroup on this kernel: this_load uses the load average")
+    n = ce.other_sessions_running()
+    assert n is not None and 0 <= n <= len(list(Path("/proc").glob("[0-9]*")))
+    assert n * ce.SAMPLES == pytest.approx(round(n * ce.SAMPLES))
+
+
+def test_the_launcher_and_its_parallelism_come_from_the_points_config():
+    assert ce.launcher_of({"launcher": {"name": "local"}}) == ("local", 1)
+    assert ce.launcher_of({"launcher": {"name": "joblib", "n_jobs": 3}}) == ("joblib", 3)
+    assert ce.launcher_of({"launcher": {"name": "slurm", "array_parallelism": 64}}) == ("slurm", 64)
+
+
+def test_a_batched_beta_group_is_one_unit_per_seed_paying_the_overhead_once(tmp_path, archive, monkeypatch):
+    """2 seeds x 3 betas of a batched full-batch grid are 2 groups (one job trains each): 2 units, each its 3
+    members' seconds + RUN_OVERHEAD_S once. Before, the group key left out the seed, so the 6 members were taken
+    for one group and paid RUN_OVERHEAD_S / 6 each."""
+    monkeypatch.setattr(ce, "this_machine", lambda: ce.REFERENCE_PROBE_S)
+    rec = next(r for _, r in archive if r["train"].get("batched") and ce.batched_point(r["config"]))
+    points = []
+    for seed in (0, 1):
+        for k in (0, 1, 2):
+            config = json.loads(json.dumps(rec["config"]))
+            config["seed"], config["objective"]["beta_index"] = seed, k
+            points.append((config, rec.get("likelihood")))
+    est = ce.estimate(points, tmp_path)
+    member = ce.modelled_seconds(points[0][0], rec["model"], rec.get("likelihood"), True)
+    assert est.from_model == 6 and len(est.units) == 2
+    assert est.units == pytest.approx([3 * member + ce.RUN_OVERHEAD_S] * 2)
+    assert est.seconds == pytest.approx(6 * member + 2 * ce.RUN_OVERHEAD_S)
+    assert est.per_point == pytest.approx([member + ce.RUN_OVERHEAD_S / 3] * 6)
+    assert est.groups == est.units  # beta varies fastest here: a group's members are consecutive, so groups serialize
+    interleaved = ce.estimate([points[i] for i in (0, 3, 1, 4, 2, 5)], tmp_path)  # seed varies fastest
+    assert interleaved.groups == [] and interleaved.units == pytest.approx(est.units)
+
+
+def test_unbatched_points_are_a_unit_each_and_the_plan_counts_every_grid_point_as_a_job(tmp_path, archive, monkeypatch):
+    monkeypatch.setattr(ce, "this_machine", lambda: ce.REFERENCE_PROBE_S)
+    rec = next(r for rep, r in archive if rep == "pac_table2" and r["model"] == "pac_sgp")
+    points = [({**json.loads(json.dumps(rec["config"])), "seed": s}, "gaussian") for s in range(3)]
+    est = ce.estimate(points, tmp_path)
+    one = ce.modelled_seconds(points[0][0], "pac_sgp", "gaussian", False) + ce.RUN_OVERHEAD_S
+    assert est.units == pytest.approx([one] * 3) and est.launcher == ("local", 1)
+    est.grid_points, est.load = 10, (0.0, 2, False)  # 7 more grid points skipped (done): launched all the same
+    assert est.wall_seconds() == pytest.approx(ce.sweep_wall_seconds([one] * 3, 10, "local", 1, 0.0, 2))
+    assert est.wall_seconds() == pytest.approx(ce.SWEEP_START_S + 10 * (ce.PLAN_POINT_S + ce.LAUNCH["local"].job_s)
+                                               + 3 * one)
