@@ -13,13 +13,14 @@ Also prints the share of points each setting answers by Gauss-Hermite.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 
 import torch
 
 import bench_student_t
 import bench_ups
+import benchkit
+import entry
 from dlm_bench.likelihoods import quadrature as quad
 from dlm_bench.likelihoods.quadrature import laplace_hermite as lh
 
@@ -63,14 +64,12 @@ def compare(bundle, X, y, rounds, iters):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = benchkit.parser(__doc__, smoke={"n": 200, "warmup": 2, "rounds": 1, "iters": 1})
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--warmup", type=int, default=200, help="Adam 0.01 iterations before the second timing")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--iters", type=int, default=10, help="iterations per round")
-    ap.add_argument("--threads", type=int, default=1)
-    args = ap.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    args = benchkit.parse(ap, argv)
     bundle, X, y, source = bench_ups.bundle_for("abalone", EXPERIMENT, args.n)
     X, y = X[:args.n], y[:args.n]
     bundle.train()
@@ -89,4 +88,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    entry.run(main)

@@ -1,21 +1,19 @@
 """Where more threads start to pay off: ms per SVGP iteration (ELBO, full batch, float64, D=8) at 1 thread
-vs N threads over a grid of batch size B and inducing points M, interleaved, median of 3 rounds.
+vs N threads over a grid of batch size B and inducing points M, interleaved, median of 3 rounds (--rounds).
 dlm_bench/run/threads.py uses the B*M^2 at which the ratio crosses 1 (WORK_CROSSOVER). Slow for the
 largest sizes; choose the grid with --sizes B:M,B:M,..."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_trainer import make  # noqa: E402
+import benchkit
+import entry
+from bench_trainer import make
 
 
 def ms(mll, X, y, iters):
@@ -32,18 +30,17 @@ def ms(mll, X, y, iters):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = benchkit.parser(__doc__, smoke={"sizes": "100:10", "iters": 1, "rounds": 1}, threads=None)
     ap.add_argument("--sizes", default="500:50,1000:100,2000:100,5000:100,5000:200,10000:200,10000:400")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--iters", type=int, default=8)
-    args = ap.parse_args(argv)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = benchkit.parse(ap, argv)
     for item in args.sizes.split(","):
         B, M = map(int, item.split(":"))
-        g = torch.Generator().manual_seed(0)
-        X = torch.randn(B, 8, generator=g, dtype=torch.float64)
-        y = torch.sin(X.sum(-1))
+        X, y = benchkit.synthetic_regression(B, 8)
         r = {1: [], args.threads: []}
-        for _ in range(3):
+        for _ in range(args.rounds):
             for t in r:
                 torch.set_num_threads(t)
                 r[t].append(ms(make(X, M, 0), X, y, args.iters))
@@ -53,4 +50,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    entry.run(main)

@@ -8,7 +8,6 @@ temporary directory; reports the median process wall time of each. dlm_bench/run
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import subprocess
@@ -16,6 +15,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import benchkit
+import entry
 
 
 def dlm_bench_cmd() -> list[str]:
@@ -37,10 +39,10 @@ def one_run(threads: int | None, iters: int, results: str) -> float:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = benchkit.parser(__doc__, smoke={"iters": 1, "repeats": 1}, threads=None)
     ap.add_argument("--iters", type=int, default=100)
     ap.add_argument("--repeats", type=int, default=3)
-    args = ap.parse_args(argv)
+    args = benchkit.parse(ap, argv)
     cores = os.cpu_count() or 1
     walls = {"1": [], "default": []}
     with tempfile.TemporaryDirectory() as tmp:
@@ -55,4 +57,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    entry.run(main)

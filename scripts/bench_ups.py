@@ -8,7 +8,7 @@
    the deterministic likelihood term (exact probit / quadrature Poisson), same model state.
 
 Data: abalone (count, Poisson exp link) and twonorm (binary, probit) through the normal data path when
-they are available without a download (shipped, cached, or DLM_BENCH_MIRROR set); otherwise generated
+they are available without a download (shipped, cached, placed by hand or in DLM_BENCH_MIRROR); otherwise generated
 offline (`generated_data`): twonorm exactly by its generative model (Breiman 1996: two unit-covariance
 Gaussians in 20-D with means +-(a, ..., a), a = 2/sqrt(20)), abalone as a count data set of the same
 shape (4177 x 9, Poisson counts with rings-like mean ~10). float64, one thread unless --threads.
@@ -16,27 +16,19 @@ shape (4177 x 9, Poisson counts with rings-like mean ~10). float64, one thread u
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
 import torch
+
+import benchkit
+import entry
 
 from dlm_bench.cli import compose_config
 from dlm_bench.estimators.ups import UPSStats, ups_sample
 from dlm_bench.models.builders import build_bundle
 from dlm_bench.models.task_defaults import resolve_task_defaults
 from dlm_bench.run.context import prepare_data, seed_everything
-
-
-def data_available(dataset: str) -> bool:
-    """True when the normal data path needs no download (shipped, cached, or a mirror is configured)."""
-    import os
-
-    from dlm_bench.data.datasets import get_spec
-    from dlm_bench.data.fetch import status
-
-    return status(get_spec(dataset)) != "not cached" or bool(os.environ.get("DLM_BENCH_MIRROR"))
 
 
 def generated_data(dataset: str, n: int, seed: int = 0):
@@ -63,7 +55,7 @@ def bundle_for(dataset, estimator_overrides, n_train, seed=0, data=None):
                           *estimator_overrides])
     resolve_task_defaults(cfg)
     seed_everything(seed)
-    if data is None and data_available(dataset):
+    if data is None and not benchkit.missing_offline(dataset):
         prep = prepare_data(cfg, torch.device("cpu"), torch.float64)
         X, y = prep.tensors["train"]
         source = "real data"
@@ -143,14 +135,12 @@ def bench_dataset(dataset, deterministic, batch=1000, warmup=300, reps=10, iters
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = benchkit.parser(__doc__, smoke={"batch": 100, "warmup": 2, "reps": 1, "iters": 1})
     ap.add_argument("--batch", type=int, default=1000)
     ap.add_argument("--warmup", type=int, default=300, help="DLM iterations (Adam 0.1, quadrature) before timing")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--iters", type=int, default=20)
-    ap.add_argument("--threads", type=int, default=1)
-    args = ap.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    args = benchkit.parse(ap, argv)
     print(f"uPS benchmark: minibatch {args.batch}, L = 10, float64, {args.threads} thread(s)")
     ratios = {}
     for dataset, deterministic in (("abalone", "quadrature"), ("twonorm", "exact")):
@@ -161,4 +151,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    entry.run(main)

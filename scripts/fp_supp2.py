@@ -26,6 +26,7 @@ import torch  # noqa: E402
 
 from dlm_bench.fp import fpdiag  # noqa: E402
 from dlm_bench.fp.optim import optimise  # noqa: E402
+import entry  # noqa: E402
 
 
 def main():
@@ -78,4 +79,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    entry.run(main)
