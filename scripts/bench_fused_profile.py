@@ -135,6 +135,7 @@ def main(argv=None):
     ap.add_argument("--window", type=float, default=0.1, help="seconds per repeat of the solve microbenchmarks")
     args = benchkit.parse(ap, argv)
     pk = peak()
+    totals = {}
     n_svgp, n_sgpr = int(10000 * args.n_scale), int(5000 * args.n_scale)
     for name, fn in ((f"(a) SVGP N={n_svgp} M=100 D=8", lambda: svgp(N=n_svgp)),
                      (f"(b) SGPR N={n_sgpr} M=200 D=8", lambda: sgpr(N=n_sgpr))):
@@ -144,6 +145,7 @@ def main(argv=None):
         for _ in range(args.reps):
             fn()
         tot, ftot = sum(T.values()) / args.reps, sum(F.values()) / args.reps
+        totals[name] = tot
         print(f"{name}: numpy dgemm 1000^3 peak now {pk:.1f} GFLOP/s; N-sized work per step {tot * 1e3:.1f} ms, "
               f"{ftot / 1e6:.0f} Mflop, {ftot / tot / 1e9:.1f} GFLOP/s = {ftot / tot / 1e9 / pk:.0%} of peak")
         for k in T:
@@ -151,6 +153,7 @@ def main(argv=None):
             print(f"   {k:48s} {t * 1e3:7.2f} ms {100 * t / tot:5.1f} %  {f / 1e6:7.1f} Mflop  {f / t / 1e9:5.1f} "
                   f"GFLOP/s  {f / t / 1e9 / pk:4.0%} of peak")
     solves(args.n_scale, args.window)
+    return totals
 
 
 if __name__ == "__main__":

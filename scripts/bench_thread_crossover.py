@@ -36,6 +36,7 @@ def main(argv=None):
     ap.add_argument("--iters", type=int, default=8)
     ap.add_argument("--rounds", type=int, default=3)
     args = benchkit.parse(ap, argv)
+    ratios = {}
     for item in args.sizes.split(","):
         B, M = map(int, item.split(":"))
         X, y = benchkit.synthetic_regression(B, 8)
@@ -47,6 +48,8 @@ def main(argv=None):
         a, b = statistics.median(r[1]), statistics.median(r[args.threads])
         print(f"B={B:6d} M={M:4d} B*M^2={B * M * M:.1e}  1 thread {a:8.1f} ms  {args.threads} threads {b:8.1f} ms  "
               f"ratio {b / a:5.2f}  (load average {os.getloadavg()[0]:.1f})", flush=True)
+        ratios[(B, M)] = b / a
+    return ratios
 
 
 if __name__ == "__main__":
