@@ -17,17 +17,11 @@ import statistics
 
 import torch
 
-import bench_student_t
 import bench_ups
 import benchkit
 import entry
 from dlm_bench.likelihoods import quadrature as quad
 from dlm_bench.likelihoods.quadrature import laplace_hermite as lh
-
-
-def step_ms(bundle, X, y, iters):
-    """CPU ms per step (bench_student_t's timing) with a fresh Adam, so both settings start alike."""
-    return bench_student_t.step_ms(bundle, torch.optim.Adam(bundle.trainable_parameters(), lr=1e-3), X, y, iters)
 
 
 def trusted_share(bundle, X, y):
@@ -56,7 +50,7 @@ def compare(bundle, X, y, rounds, iters):
         for _ in range(rounds):  # interleaved: A B A B ...
             for label, nodes in rules.items():
                 lh.LAPLACE_NODES = nodes
-                times[label].append(step_ms(bundle, X, y, iters))
+                times[label].append(benchkit.median_step_ms(bundle, X, y, iters))
                 bundle.load_state_dict(start)  # both settings time the same q(f)
     finally:
         lh.LAPLACE_NODES = rules["cascade"]
@@ -76,7 +70,8 @@ def main(argv=None):
     ratios = {}
     for when in ("at init", f"after {args.warmup} its"):
         if when != "at init":
-            bench_ups.warm_up(bundle, X, y, args.warmup, lr=0.01)
+            benchkit.adam_steps(bundle.loss, torch.optim.Adam(bundle.trainable_parameters(), lr=0.01), X, y,
+                                args.warmup)
         res = compare(bundle, X, y, args.rounds, args.iters)
         for label, (ms, share, var) in res.items():
             print(f"abalone ({source}, n={X.shape[0]}, M=50) {when:15s} {label:9s} {ms:7.1f} ms/iteration, "

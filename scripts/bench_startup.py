@@ -12,18 +12,11 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import benchkit
 import entry
 
 CPU_TARGET_S = 1.0
-
-
-def dlm_bench_cmd() -> list[str]:
-    """The venv's `dlm-bench`, else the module (a checkout that was not pip-installed)."""
-    exe = Path(sys.executable).parent / "dlm-bench"
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "dlm_bench.cli"]
 
 
 def timed_process(cmd: list[str]) -> tuple[float, float]:
@@ -40,7 +33,7 @@ def main(argv=None):
     ap = benchkit.parser(__doc__, smoke={"repeats": 1}, threads=None)
     ap.add_argument("--repeats", type=int, default=5)
     args = benchkit.parse(ap, argv)
-    cmds = {"dlm-bench --help": dlm_bench_cmd() + ["--help"], "python -c pass": [sys.executable, "-c", "pass"]}
+    cmds = {"dlm-bench --help": benchkit.dlm_bench_cmd() + ["--help"], "python -c pass": [sys.executable, "-c", "pass"]}
     runs = {label: [] for label in cmds}
     for _ in range(args.repeats):
         for label, cmd in cmds.items():

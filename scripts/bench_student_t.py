@@ -12,7 +12,6 @@ machine perturbs much less than wall time.
 from __future__ import annotations
 
 import statistics
-import time
 
 import torch
 
@@ -35,17 +34,6 @@ def make_bundle(seed=0):
     return build_bundle(cfg, X, y).double(), X, y
 
 
-def step_ms(bundle, opt, X, y, iters):
-    times = []
-    for _ in range(iters):
-        t0 = time.process_time()
-        opt.zero_grad()
-        bundle.loss(X, y).backward()
-        opt.step()
-        times.append((time.process_time() - t0) * 1e3)
-    return statistics.median(times)
-
-
 def main(argv=None):
     ap = benchkit.parser(__doc__, smoke={"rounds": 1, "iters": 2})
     ap.add_argument("--rounds", type=int, default=5)
@@ -54,8 +42,9 @@ def main(argv=None):
     bundle, X, y = make_bundle()
     bundle.train()
     opt = torch.optim.Adam(bundle.trainable_parameters(), lr=0.01)
-    step_ms(bundle, opt, X, y, min(10, args.iters))  # warm-up
-    ms = statistics.median(step_ms(bundle, opt, X, y, args.iters) for _ in range(args.rounds))
+    benchkit.adam_steps(bundle.loss, opt, X, y, min(10, args.iters))  # warm-up
+    ms = statistics.median(1e3 * statistics.median(benchkit.adam_steps(bundle.loss, opt, X, y, args.iters))
+                           for _ in range(args.rounds))
     print(f"Student-t DLM step (boston, n={X.shape[0]}, M=50, full batch, quadrature): {ms:.2f} ms/iteration (CPU)")
     return ms
 

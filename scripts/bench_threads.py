@@ -11,18 +11,11 @@ from __future__ import annotations
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
-from pathlib import Path
 
 import benchkit
 import entry
-
-
-def dlm_bench_cmd() -> list[str]:
-    exe = Path(sys.executable).parent / "dlm-bench"
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "dlm_bench.cli"]
 
 
 def one_run(threads: int | None, iters: int, results: str) -> float:
@@ -33,7 +26,7 @@ def one_run(threads: int | None, iters: int, results: str) -> float:
     else:
         env["DLM_BENCH_THREADS"] = str(os.cpu_count() or 1)
     t0 = time.perf_counter()
-    subprocess.run(dlm_bench_cmd() + ["run", f"trainer.max_iters={iters}", "trainer.progress=off",
+    subprocess.run(benchkit.dlm_bench_cmd() + ["run", f"trainer.max_iters={iters}", "trainer.progress=off",
                                       f"results_dir={results}"], env=env, check=True, capture_output=True)
     return time.perf_counter() - t0
 

@@ -82,35 +82,14 @@ def sampler_throughput(bundle, X, y, reps, L=10):
     return stats.samples / wall, stats.proposals_per_sample, stats.fallback / stats.samples
 
 
-def warm_up(bundle, X, y, iters, lr=0.1):
-    opt = torch.optim.Adam(bundle.trainable_parameters(), lr=lr)
-    bundle.train()
-    for _ in range(iters):
-        opt.zero_grad()
-        bundle.loss(X, y).backward()
-        opt.step()
-
-
-def ms_per_iteration(bundle, X, y, iters):
-    opt = torch.optim.Adam(bundle.trainable_parameters(), lr=1e-3)
-    bundle.train()
-    times = []
-    for _ in range(iters):
-        t0 = time.perf_counter()
-        opt.zero_grad()
-        bundle.loss(X, y).backward()
-        opt.step()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
-
-
 def bench_dataset(dataset, deterministic, batch=1000, warmup=300, reps=10, iters=20):
     """Sampler statistics and interleaved ms/iteration of uPS-10, bMC-10 and the deterministic term."""
     base, X, y, source = bundle_for(dataset, [f"estimator={deterministic}"], batch)
     X, y = X[:batch], y[:batch]
     data = None if source == "real data" else (X, y)
     sps0, pps0, fb0 = sampler_throughput(base, X, y, max(1, reps // 2))
-    warm_up(base, X, y, warmup)
+    base.train()
+    benchkit.adam_steps(base.loss, torch.optim.Adam(base.trainable_parameters(), lr=0.1), X, y, warmup)
     sps, pps, fb = sampler_throughput(base, X, y, reps)
     lines = [f"{dataset:8s} ({source}) sampler at init: {sps0:9.0f} samples/s  {pps0:6.2f} proposals/sample  "
              f"{100 * fb0:5.1f}% of pairs need more than one round",
@@ -127,7 +106,7 @@ def bench_dataset(dataset, deterministic, batch=1000, warmup=300, reps=10, iters
     times = {label: [] for label in labels}
     for _ in range(5):  # interleaved rounds: A B C A B C ...
         for label, b in zip(labels, bundles):
-            times[label].append(ms_per_iteration(b, X, y, max(1, iters // 5)))
+            times[label].append(benchkit.median_step_ms(b, X, y, max(1, iters // 5), cpu=False))
     ms = {label: statistics.median(v) for label, v in times.items()}
     lines.append(f"{dataset:8s} ms/iteration (median of 5 interleaved rounds of {max(1, iters // 5)}): "
                  + " | ".join(f"{label} {ms[label]:7.1f}" for label in labels))

@@ -71,6 +71,37 @@ def rounds_text(values, scale: float = 1e3) -> str:
     return ", ".join(f"{scale * v:.1f}" for v in values)
 
 
+def adam_steps(loss, opt, X, y, iters: int, cpu: bool = True) -> list[float]:
+    """Seconds of each of `iters` training steps (zero_grad, loss(X, y), backward, opt.step): the unit most benches
+    time. cpu: process CPU time, else wall."""
+    clock = time.process_time if cpu else time.perf_counter
+    times = []
+    for _ in range(iters):
+        t0 = clock()
+        opt.zero_grad()
+        loss(X, y).backward()
+        opt.step()
+        times.append(clock() - t0)
+    return times
+
+
+def median_step_ms(bundle, X, y, iters: int, lr: float = 1e-3, cpu: bool = True) -> float:
+    """Median ms of `iters` Adam steps of bundle.loss, from a fresh Adam (so every side starts alike)."""
+    import torch
+
+    bundle.train()
+    opt = torch.optim.Adam(bundle.trainable_parameters(), lr=lr)
+    return 1e3 * statistics.median(adam_steps(bundle.loss, opt, X, y, iters, cpu))
+
+
+def dlm_bench_cmd() -> list[str]:
+    """The venv's `dlm-bench`, else the module (a checkout that was not pip-installed)."""
+    from pathlib import Path
+
+    exe = Path(sys.executable).parent / "dlm-bench"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "dlm_bench.cli"]
+
+
 def synthetic_regression(n: int, d: int, seed: int = 0, informative: int | None = None):
     """float64 N(0, I) inputs and y = sin(sum of the first `informative` inputs (all by default)) + 0.1 N(0, 1)."""
     import torch

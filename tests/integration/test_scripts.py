@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 import math
 import runpy
 import sys
@@ -176,9 +177,25 @@ def test_make_logistic_synthetic_tiny(tmp_path, scripts_path, monkeypatch):
     assert len(written) == 1 and len(written[0].read_text().splitlines()) == 41
 
 
-def test_sggpm_fig1_tiny(tmp_path, scripts_path, monkeypatch):
-    assert in_process("sggpm_fig1.py", [tmp_path / "out", "--reps", 2, "--n", 60], monkeypatch) == 0
+@pytest.mark.parametrize("variant", [[], ["--m-at", "mode", "--data", "active"]], ids=["all_prior", "active_mode"])
+def test_sggpm_fig1_variants_tiny(variant, tmp_path, scripts_path, monkeypatch):
+    """Both readings `make reproduce-sggpm-fig1` runs (the make target's SMOKE=1 is 50 repetitions of 1000 inputs)."""
+    assert in_process("sggpm_fig1.py", [tmp_path / "out", "--reps", 2, "--n", 60, *variant], monkeypatch) == 0
     assert any((tmp_path / "out").iterdir())
+
+
+def test_fp_fig1_sign_maps_tiny(tmp_path, scripts_path, monkeypatch):
+    """`make reproduce-fp-fig1`'s script on a 10 x 10 grid, sign maps only (the scatter panels need banana)."""
+    assert in_process("fp_fig1.py", [tmp_path, "--grid", 10, "--no-scatter"], monkeypatch) == 0
+    assert list(tmp_path.glob("*.png"))
+
+
+def test_fp_supp2_smoke_tiny(tmp_path, scripts_path, monkeypatch):
+    """`make reproduce-fp-supp2 SMOKE=1`'s command (generated wlan-like data) with 5 FP updates (the fewest)."""
+    args = [tmp_path, "--dataset", "synthetic_wlan", "--indices", "auto", "--updates", 5]
+    assert in_process("fp_supp2.py", args, monkeypatch) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["dataset"] == "synthetic_wlan" and summary["updates"] == 5
 
 
 def test_compare_runs(tmp_path, scripts_path, monkeypatch, capsys):
@@ -192,3 +209,40 @@ def test_compare_runs(tmp_path, scripts_path, monkeypatch, capsys):
     assert "DIFFER ['test_nll']" in capsys.readouterr().out
     assert in_process("compare_runs.py", [tmp_path / "a", tmp_path / "nope"], monkeypatch) == 2
     assert capsys.readouterr().err.strip() == f"compare_runs.py: error: no such results folder: {tmp_path / 'nope'}"
+
+
+@pytest.mark.parametrize("raised, code, line", [
+    ("ConfigError('beta must be positive')", 2, "x.py: error: beta must be positive"),
+    ("FileNotFoundError('no such file: a.csv')", 2, "x.py: error: no such file: a.csv"),
+    ("ZeroDivisionError('division by zero')", 1,
+     "x.py: internal error: ZeroDivisionError: division by zero (set DLM_BENCH_DEBUG=1 for a traceback)"),
+    ("KeyboardInterrupt()", 130, "x.py: interrupted"),
+    ("Terminated()", 143, "x.py: terminated (SIGTERM)"),
+])
+def test_entry_run_speaks_like_the_cli(raised, code, line, scripts_path, monkeypatch, capsys):
+    """entry.run: dlm-bench's one-line errors and exit codes (cli.py main: 2 user error, 1 internal, 130, 143)."""
+    import entry
+    from dlm_bench.errors import ConfigError, Terminated  # noqa: F401 (used by eval)
+
+    monkeypatch.delenv("DLM_BENCH_DEBUG", raising=False)
+    monkeypatch.setattr(sys, "argv", ["scripts/x.py"])
+
+    err = eval(raised, {"ConfigError": ConfigError, "Terminated": Terminated})
+
+    def main():
+        raise err
+
+    with pytest.raises(SystemExit) as exc:
+        entry.run(main)
+    assert exc.value.code == code
+    assert capsys.readouterr().err.strip() == line
+
+
+@pytest.mark.parametrize("returned, code", [(None, 0), (1, 1), (0.93, 0), ((1.2, 3.4), 0), (True, 0)])
+def test_entry_run_exit_status(returned, code, scripts_path):
+    """An int main returns is the exit status (compare_runs: 1 on a difference); a bench's ratios are not."""
+    import entry
+
+    with pytest.raises(SystemExit) as exc:
+        entry.run(lambda: returned)
+    assert exc.value.code == code
