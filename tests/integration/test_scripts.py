@@ -15,7 +15,9 @@ import ast
 import importlib
 import json
 import math
+import os
 import runpy
+import subprocess
 import sys
 from pathlib import Path
 
@@ -246,3 +248,27 @@ def test_entry_run_exit_status(returned, code, scripts_path):
     with pytest.raises(SystemExit) as exc:
         entry.run(lambda: returned)
     assert exc.value.code == code
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in SCRIPTS.glob("*.sh")))
+def test_shell_scripts_parse(script):
+    """`bash -n`: the shell scripts parse (local-slurm.sh runs in make test-slurm, six_run_check.sh below, slow)."""
+    assert subprocess.run(["bash", "-n", str(SCRIPTS / script)], capture_output=True).returncode == 0
+
+
+def test_six_run_check_without_its_argument_says_usage():
+    r = subprocess.run(["bash", str(SCRIPTS / "six_run_check.sh")], capture_output=True, text=True)
+    assert r.returncode != 0 and "usage: six_run_check.sh OUT" in r.stderr
+
+
+@pytest.mark.slow
+def test_six_run_check_then_compare_runs(tmp_path, shared_data, scripts_path, monkeypatch):
+    """The refactor check end to end: six runs (sggpm's ucsdpeds1l from the mirror), then compare_runs of the folder
+    with itself: 6 runs, 0 differences."""
+    env = {**os.environ, "DLM_BENCH_MIRROR": str(shared_data), "DLM_BENCH_DATA": str(tmp_path / "cache"),
+           "DLM_BENCH": str(Path(sys.executable).parent / "dlm-bench")}
+    r = subprocess.run(["bash", str(SCRIPTS / "six_run_check.sh"), str(tmp_path / "out")], cwd=REPO, env=env,
+                       capture_output=True, text=True, timeout=1800)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert len(list((tmp_path / "out").rglob("run.json"))) == 6
+    assert in_process("compare_runs.py", [tmp_path / "out", tmp_path / "out"], monkeypatch) == 0
