@@ -14,17 +14,17 @@ wall is the median over beta indices --indices, interleaved with the batched rep
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-import torch
 
-from dlm_bench.run import execute
+import benchkit
+import entry
 from dlm_bench.cli import compose_config
+from dlm_bench.run import execute
 
 
 def synthetic_csv(path: Path, n: int = 2000, d: int = 26, seed: int = 0) -> Path:
@@ -57,24 +57,26 @@ def wall(overrides: list[str]) -> tuple[float, dict]:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = benchkit.parser(__doc__, smoke={"indices": "0", "max_iters": 2, "train_size": 60})
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--indices", default="0,8,16", help="beta indices of the single runs")
     ap.add_argument("--max-iters", type=int, default=None, help="trainer.max_iters (default: the trainer's)")
     ap.add_argument("--task", choices=("regression", "binary"), default="regression")
     ap.add_argument("--method", default=None, help="--task binary: method=dlm (default) or beta_elbo (the joint "
                     "beta-ELBO grid)")
-    args = ap.parse_args(argv)
+    ap.add_argument("--train-size", type=int, default=None, help="training rows (default 1000; 500 with --task binary)")
+    args = benchkit.parse(ap, argv)
+    n_train = args.train_size or (500 if args.task == "binary" else 1000)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         if args.task == "binary":
-            base = ["experiment=dlm_classification", "dataset=csv", f"dataset.path={binary_csv(tmp / 'moons.csv')}",
+            base = ["experiment=dlm_classification", "dataset=csv", f"dataset.path={binary_csv(tmp / 'moons.csv', max(1500, 3 * n_train))}",
                     "dataset.target=y", "dataset.task=binary", f"method={args.method or 'dlm'}",
                     "model.num_inducing=20",
-                    "protocol.train_size=500", "trainer.progress=off", "device=cpu", "dtype=float64"]
+                    f"protocol.train_size={n_train}", "trainer.progress=off", "device=cpu", "dtype=float64"]
         else:
-            base = ["dataset=csv", f"dataset.path={synthetic_csv(tmp / 'pol_like.csv')}", "dataset.target=y",
-                    "method=dlm_fixed", "model.num_inducing=50", "protocol.train_size=1000", "trainer.progress=off",
+            base = ["dataset=csv", f"dataset.path={synthetic_csv(tmp / 'pol_like.csv', 2 * n_train)}", "dataset.target=y",
+                    "method=dlm_fixed", "model.num_inducing=50", f"protocol.train_size={n_train}", "trainer.progress=off",
                     "device=cpu", "dtype=float64"]
         if args.max_iters:
             base.append(f"trainer.max_iters={args.max_iters}")
@@ -99,5 +101,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    torch.set_num_threads(1)
-    main()
+    entry.run(main)

@@ -14,12 +14,10 @@ fast_svgp.BATCH_BLOCK_ELEMENTS was chosen).
 
 from __future__ import annotations
 
-import argparse
-import statistics
-import time
-
 import torch
 
+import benchkit
+import entry
 from dlm_bench.cli import compose_config
 from dlm_bench.models import fast_svgp
 from dlm_bench.models.batched_svgp import BatchedBundle
@@ -29,9 +27,8 @@ from dlm_bench.run.context import seed_everything
 
 
 def make_batch(n=3000, d=26, m=100, members=19, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    X = torch.randn(n, d, generator=g, dtype=torch.float64)
-    y = torch.sin(X[:, :3].sum(-1)) + 0.1 * torch.randn(n, generator=g, dtype=torch.float64)
+    X, y = benchkit.synthetic_regression(n, d, seed, informative=3)
+    g = torch.Generator().manual_seed(seed + 1)
     cfg = compose_config(["experiment=dlm_supp_pol", "method=dlm", f"model.num_inducing={m}", f"seed={seed}",
                           "trainer.progress=off"])
     resolve_task_defaults(cfg)
@@ -62,52 +59,33 @@ def step(batch, X, y, block):
     return losses.detach(), torch.cat([p.grad.flatten() for p in batch.parameters() if p.grad is not None])
 
 
-def timed(batch, X, y, block, reps):
-    times = []
-    for _ in range(reps):
-        t0 = time.process_time()
-        out = step(batch, X, y, block)
-        times.append(time.process_time() - t0)
-    return statistics.median(times), out
-
-
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = benchkit.parser(__doc__, smoke={"rounds": 1, "reps": 1, "n": 300, "members": 3, "m": 10})
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reps", type=int, default=2, help="steps per round")
     ap.add_argument("--n", type=int, default=3000)
     ap.add_argument("--members", type=int, default=19)
     ap.add_argument("--m", type=int, default=100, help="inducing points")
-    ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--grid", default=None, help="comma-separated block sizes to time against GPyTorch's call")
-    args = ap.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    args = benchkit.parse(ap, argv)
     batch, X, y = make_batch(n=args.n, m=args.m, members=args.members)
     blocks = [int(b) for b in args.grid.split(",")] if args.grid else [0]
-    timed(batch, X, y, 0, 1)  # warm-up
-    times = {b: [] for b in [None, *blocks]}
-    outs = {}
-    for _ in range(args.rounds):
-        for b in times:
-            t, outs[b] = timed(batch, X, y, b, args.reps)
-            times[b].append(t)
-    ref_loss, ref_g = outs[None]
-    for b in blocks:
-        loss, g = outs[b]
+    ref_loss, ref_g = step(batch, X, y, None)
+    for b in blocks:  # the same numbers; also the warm-up
+        loss, g = step(batch, X, y, b)
         assert torch.allclose(loss, ref_loss, rtol=1e-10, atol=0), (b, loss, ref_loss)
         assert torch.allclose(g, ref_g, rtol=1e-8, atol=1e-10 * ref_g.abs().max().item()), b
-    ref_s = statistics.median(times[None])
+    ms = benchkit.medians(benchkit.interleaved({b: (lambda b=b: step(batch, X, y, b)) for b in [None, *blocks]},
+                                               args.rounds, args.reps, warmup=False), 1e3)
     what = f"(N={args.n}, D=26, M={args.m}, B={args.members}, whitened, log-loss DLM)"
     if args.grid:
         for b in blocks:
-            s = statistics.median(times[b])
-            print(f"batched joint step {what}, blocks of {b}: {s * 1e3:.0f} ms, {s / ref_s:.2f} of GPyTorch's call")
+            print(f"batched joint step {what}, blocks of {b}: {ms[b]:.0f} ms, {ms[b] / ms[None]:.2f} of GPyTorch's call")
         return None
-    s = statistics.median(times[0])
-    print(f"batched joint step {what}: {s * 1e3:.0f} ms blocked ({fast_svgp.block_size(batch.model)} inputs per block), {ref_s * 1e3:.0f} ms "
-          f"through GPyTorch's call (CPU)")
-    return s / ref_s, s
+    print(f"batched joint step {what}: {ms[0]:.0f} ms blocked ({fast_svgp.block_size(batch.model)} inputs per block), "
+          f"{ms[None]:.0f} ms through GPyTorch's call (CPU)")
+    return ms[0] / ms[None], ms[0] / 1e3
 
 
 if __name__ == "__main__":
-    main()
+    entry.run(main)

@@ -16,12 +16,13 @@ torch's default thread count unless --threads. --n-scale shrinks every N (a quic
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
 import torch
 
+import benchkit
+import entry
 from bench_pac_sgp import synthetic_bundle
 from dlm_bench.cli import compose_config
 from dlm_bench.run.context import seed_everything
@@ -87,18 +88,17 @@ def timed(step, device, rounds):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = benchkit.parser(__doc__, smoke={"device": "cpu", "n_scale": 0.01, "rounds": 1, "cpu_rounds": 1}, threads=0)
     ap.add_argument("--device", default="cuda", help="the device compared with the CPU (default cuda)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--cpu-rounds", type=int, default=2, help="the CPU is slow at these sizes")
-    ap.add_argument("--threads", type=int, default=0, help="CPU threads (0: torch's default)")
     ap.add_argument("--n-scale", type=float, default=1.0)
-    args = ap.parse_args(argv)
+    args = benchkit.parse(ap, argv)  # --threads 0: torch's default
     dev = torch.device(args.device)
     if dev.type == "cuda" and not torch.cuda.is_available():
-        raise SystemExit("bench_device: torch sees no CUDA device (this benchmark compares the CPU with a GPU)")
-    if args.threads:
-        torch.set_num_threads(args.threads)
+        from dlm_bench.errors import ConfigError
+
+        raise ConfigError("torch sees no CUDA device (this benchmark compares the CPU with a GPU)")
     name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else str(dev)
     print(f"CPU ({torch.get_num_threads()} threads) vs {name}, float64, torch {torch.__version__}", flush=True)
     rows = []
@@ -119,4 +119,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    entry.run(main)

@@ -9,12 +9,10 @@ Rounds are interleaved; medians are reported. Target: fixed / joint <= 0.6.
 
 from __future__ import annotations
 
-import argparse
-import statistics
-import time
-
 import torch
 
+import benchkit
+import entry
 from dlm_bench.cli import compose_config
 from dlm_bench.models.builders import build_bundle
 from dlm_bench.models.task_defaults import resolve_task_defaults
@@ -34,37 +32,37 @@ def bundles(X, y, m):
     return joint, fixed
 
 
-def ms_per_iteration(bundle, X, y, iters):
+def adam_steps(bundle, X, y, iters):
+    """`iters` Adam steps of the bundle's loss: the timed work of one round."""
     opt = torch.optim.Adam(bundle.trainable_parameters(), lr=0.01)
     bundle.train()
-    t0 = time.perf_counter()
     for _ in range(iters):
         opt.zero_grad()
         bundle.loss(X, y).backward()
         opt.step()
-    return (time.perf_counter() - t0) / iters * 1e3
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = benchkit.parser(__doc__, smoke={"n": 300, "m": 10, "iters": 2, "rounds": 1}, threads=None)
     ap.add_argument("--n", type=int, default=5000)
     ap.add_argument("--m", type=int, default=100)
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=5)
-    args = ap.parse_args(argv)
-    g = torch.Generator().manual_seed(0)
-    X = torch.randn(args.n, 8, generator=g, dtype=torch.float64)
-    y = torch.sin(X.sum(-1)) + 0.1 * torch.randn(args.n, generator=g, dtype=torch.float64)
+    args = benchkit.parse(ap, argv)
+    X, y = benchkit.synthetic_regression(args.n, 8)
     joint, fixed = bundles(X, y, args.m)
-    ms_per_iteration(fixed, X, y, 2)  # initialises q(u) and fills the cache, as the first iteration of a run
-    times = {"joint": [], "fixed": [], "fixed, uncached": []}
-    for _ in range(args.rounds):
-        times["joint"].append(ms_per_iteration(joint, X, y, args.iters))
-        fixed.fast_fixed = True
-        times["fixed"].append(ms_per_iteration(fixed, X, y, args.iters))
-        fixed.fast_fixed = False
-        times["fixed, uncached"].append(ms_per_iteration(fixed, X, y, args.iters))
-    ms = {k: statistics.median(v) for k, v in times.items()}
+    adam_steps(fixed, X, y, 2)  # initialises q(u) and fills the cache, as the first iteration of a run
+
+    def fixed_path(cached):
+        def go():
+            fixed.fast_fixed = cached
+            return adam_steps(fixed, X, y, args.iters)
+        return go
+
+    times = benchkit.interleaved({"joint": lambda: adam_steps(joint, X, y, args.iters),
+                                  "fixed": fixed_path(True), "fixed, uncached": fixed_path(False)},
+                                 args.rounds, cpu=False, warmup=False)
+    ms = benchkit.medians(times, 1e3 / args.iters)
     print(f"fixed-path benchmark: DLM SVGP, synthetic N={args.n} D=8 M={args.m}, full batch, float64, "
           f"{torch.get_num_threads()} thread(s), {args.rounds} interleaved rounds of {args.iters} iterations")
     print("ms/iteration (median): " + " | ".join(f"{k} {v:7.2f}" for k, v in ms.items()))
@@ -72,4 +70,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    entry.run(main)

@@ -9,9 +9,10 @@ import time
 import numpy as np
 import torch
 
+import benchkit
+import entry
 from dlm_bench.models.fused_rbf import BlockedLower, rbf_block, rbf_grads, scaled_inputs
 
-torch.set_num_threads(1)
 T = collections.defaultdict(float)  # seconds per operation, summed over blocks and steps
 F = collections.defaultdict(float)  # flops per operation
 
@@ -111,38 +112,49 @@ def best_seconds(f, repeats=5, window=0.1):
     return best
 
 
-def solves():
+def solves(n_scale=1.0, window=0.1):
     """L^-1 K three ways: MKL's dtrsm, the block substitution, and (for scale) a dgemm of the same shape."""
-    for M, n in ((100, 2048), (200, 2048), (200, 5000)):
+    for M, n in ((100, int(2048 * n_scale)), (200, int(2048 * n_scale)), (200, int(5000 * n_scale))):
         g = torch.Generator().manual_seed(0)
         B = torch.randn(M, M, generator=g, dtype=F64)
         L = torch.linalg.cholesky(B @ B.T + M * torch.eye(M, dtype=F64))
         K = torch.randn(M, n, generator=g, dtype=F64)
         tri = BlockedLower(L)
-        rates = {"MKL dtrsm": M * M * n / best_seconds(lambda: torch.linalg.solve_triangular(L, K, upper=False)),
-                 "block substitution": M * M * n / best_seconds(lambda: tri.solve(K)),
-                 "dgemm (M x M) @ (M x n)": 2 * M * M * n / best_seconds(lambda: L @ K)}
+        rates = {"MKL dtrsm": M * M * n / best_seconds(lambda: torch.linalg.solve_triangular(L, K, upper=False),
+                                                            window=window),
+                 "block substitution": M * M * n / best_seconds(lambda: tri.solve(K), window=window),
+                 "dgemm (M x M) @ (M x n)": 2 * M * M * n / best_seconds(lambda: L @ K, window=window)}
         print(f"L^-1 K, M={M} n={n} (M^2 n flops; dgemm 2 M^2 n): "
               + ", ".join(f"{k} {v / 1e9:.1f}" for k, v in rates.items()) + " GFLOP/s")
 
 
-def main():
+def main(argv=None):
+    ap = benchkit.parser(__doc__, smoke={"reps": 1, "n_scale": 0.05, "window": 0.001})
+    ap.add_argument("--reps", type=int, default=10, help="steps per profile")
+    ap.add_argument("--n-scale", type=float, default=1.0, help="scales every N (SVGP 10000, SGPR 5000, the solves')")
+    ap.add_argument("--window", type=float, default=0.1, help="seconds per repeat of the solve microbenchmarks")
+    args = benchkit.parse(ap, argv)
     pk = peak()
-    for name, fn, reps in (("(a) SVGP N=10000 M=100 D=8", svgp, 10), ("(b) SGPR N=5000 M=200 D=8", sgpr, 10)):
+    totals = {}
+    n_svgp, n_sgpr = int(10000 * args.n_scale), int(5000 * args.n_scale)
+    for name, fn in ((f"(a) SVGP N={n_svgp} M=100 D=8", lambda: svgp(N=n_svgp)),
+                     (f"(b) SGPR N={n_sgpr} M=200 D=8", lambda: sgpr(N=n_sgpr))):
         fn()  # warm-up
         T.clear()
         F.clear()
-        for _ in range(reps):
+        for _ in range(args.reps):
             fn()
-        tot, ftot = sum(T.values()) / reps, sum(F.values()) / reps
+        tot, ftot = sum(T.values()) / args.reps, sum(F.values()) / args.reps
+        totals[name] = tot
         print(f"{name}: numpy dgemm 1000^3 peak now {pk:.1f} GFLOP/s; N-sized work per step {tot * 1e3:.1f} ms, "
               f"{ftot / 1e6:.0f} Mflop, {ftot / tot / 1e9:.1f} GFLOP/s = {ftot / tot / 1e9 / pk:.0%} of peak")
         for k in T:
-            t, f = T[k] / reps, F[k] / reps
+            t, f = T[k] / args.reps, F[k] / args.reps
             print(f"   {k:48s} {t * 1e3:7.2f} ms {100 * t / tot:5.1f} %  {f / 1e6:7.1f} Mflop  {f / t / 1e9:5.1f} "
                   f"GFLOP/s  {f / t / 1e9 / pk:4.0%} of peak")
-    solves()
+    solves(args.n_scale, args.window)
+    return totals
 
 
 if __name__ == "__main__":
-    main()
+    entry.run(main)

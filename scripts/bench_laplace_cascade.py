@@ -13,20 +13,15 @@ Also prints the share of points each setting answers by Gauss-Hermite.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 
 import torch
 
-import bench_student_t
 import bench_ups
+import benchkit
+import entry
 from dlm_bench.likelihoods import quadrature as quad
 from dlm_bench.likelihoods.quadrature import laplace_hermite as lh
-
-
-def step_ms(bundle, X, y, iters):
-    """CPU ms per step (bench_student_t's timing) with a fresh Adam, so both settings start alike."""
-    return bench_student_t.step_ms(bundle, torch.optim.Adam(bundle.trainable_parameters(), lr=1e-3), X, y, iters)
 
 
 def trusted_share(bundle, X, y):
@@ -55,7 +50,7 @@ def compare(bundle, X, y, rounds, iters):
         for _ in range(rounds):  # interleaved: A B A B ...
             for label, nodes in rules.items():
                 lh.LAPLACE_NODES = nodes
-                times[label].append(step_ms(bundle, X, y, iters))
+                times[label].append(benchkit.median_step_ms(bundle, X, y, iters))
                 bundle.load_state_dict(start)  # both settings time the same q(f)
     finally:
         lh.LAPLACE_NODES = rules["cascade"]
@@ -63,21 +58,20 @@ def compare(bundle, X, y, rounds, iters):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = benchkit.parser(__doc__, smoke={"n": 200, "warmup": 2, "rounds": 1, "iters": 1})
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--warmup", type=int, default=200, help="Adam 0.01 iterations before the second timing")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--iters", type=int, default=10, help="iterations per round")
-    ap.add_argument("--threads", type=int, default=1)
-    args = ap.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    args = benchkit.parse(ap, argv)
     bundle, X, y, source = bench_ups.bundle_for("abalone", EXPERIMENT, args.n)
     X, y = X[:args.n], y[:args.n]
     bundle.train()
     ratios = {}
     for when in ("at init", f"after {args.warmup} its"):
         if when != "at init":
-            bench_ups.warm_up(bundle, X, y, args.warmup, lr=0.01)
+            benchkit.adam_steps(bundle.loss, torch.optim.Adam(bundle.trainable_parameters(), lr=0.01), X, y,
+                                args.warmup)
         res = compare(bundle, X, y, args.rounds, args.iters)
         for label, (ms, share, var) in res.items():
             print(f"abalone ({source}, n={X.shape[0]}, M=50) {when:15s} {label:9s} {ms:7.1f} ms/iteration, "
@@ -89,4 +83,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    entry.run(main)

@@ -6,12 +6,12 @@ give the same numbers to rounding (asserted here; tests/unit/fp/test_fp_core.py)
 
 from __future__ import annotations
 
-import argparse
 import math
-import statistics
-import time
 
 import torch
+
+import benchkit
+import entry
 
 from dlm_bench.fp.sites import make_site
 from dlm_bench.likelihoods import quadrature as quad
@@ -27,30 +27,26 @@ def batch(n=856, seed=0):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = benchkit.parser(__doc__, smoke={"calls": 1, "n": 600})
     ap.add_argument("--calls", type=int, default=15)
     ap.add_argument("--n", type=int, default=856)
-    ap.add_argument("--threads", type=int, default=1)
-    args = ap.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    args = benchkit.parse(ap, argv)
     site = make_site("ordinal", thresholds=[-1.0, -1 / 3, 1 / 3, 1.0], slope=50.0)
     y, m, v = batch(args.n)
     feats = site.features(y)
-    grouped_fn = lambda: quad.expected_log_prob_and_derivatives(site.log_phi, y, m, v, feats, site.derivs)  # noqa: E731
-    whole_fn = lambda: quad.expected_log_prob_and_derivatives(site.log_phi, y, m, v, feats, site.derivs,  # noqa: E731
-                                                              by_levels=False)
-    for a, b in zip(grouped_fn(), whole_fn()):
+
+    def by_levels(split):
+        return lambda: quad.expected_log_prob_and_derivatives(site.log_phi, y, m, v, feats, site.derivs,
+                                                              by_levels=split)
+
+    for a, b in zip(by_levels(True)(), by_levels(False)()):
         torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
-    grouped, whole = [], []
-    for _ in range(args.calls):
-        for fn, out in ((grouped_fn, grouped), (whole_fn, whole)):
-            t0 = time.process_time()
-            fn()
-            out.append(time.process_time() - t0)
-    g_ms, w_ms = statistics.median(grouped) * 1e3, statistics.median(whole) * 1e3
-    print(f"ordinal site expectations, {args.n} points: {g_ms:.1f} ms split by feature levels, {w_ms:.1f} ms whole (CPU)")
-    return g_ms / w_ms, g_ms
+    ms = benchkit.medians(benchkit.interleaved({"split": by_levels(True), "whole": by_levels(False)}, args.calls,
+                                               warmup=False), 1e3)
+    print(f"ordinal site expectations, {args.n} points: {ms['split']:.1f} ms split by feature levels, "
+          f"{ms['whole']:.1f} ms whole (CPU)")
+    return ms["split"] / ms["whole"], ms["split"]
 
 
 if __name__ == "__main__":
-    main()
+    entry.run(main)

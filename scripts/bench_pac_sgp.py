@@ -16,12 +16,10 @@ process CPU time, median over rounds.
 
 from __future__ import annotations
 
-import argparse
-import statistics
-import time
-
 import torch
 
+import benchkit
+import entry
 from dlm_bench.cli import compose_config
 from dlm_bench.models import collapsed
 from dlm_bench.models.builders import build_bundle
@@ -31,11 +29,9 @@ from dlm_bench.run.context import seed_everything
 
 
 def synthetic_bundle(overrides, n, d, seed=0):
-    """The bundle a run with `overrides` builds, on synthetic regression data (N(0, I) inputs, y = sin of the first
-    three plus noise); also scripts/bench_device.py's DLM and PAC workloads."""
-    g = torch.Generator().manual_seed(seed)
-    X = torch.randn(n, d, generator=g, dtype=torch.float64)
-    y = torch.sin(X[:, :3].sum(-1)) + 0.1 * torch.randn(n, generator=g, dtype=torch.float64)
+    """The bundle a run with `overrides` builds, on synthetic regression data (benchkit.synthetic_regression, y from
+    the first three inputs); also scripts/bench_device.py's DLM and PAC workloads."""
+    X, y = benchkit.synthetic_regression(n, d, seed, informative=3)
     cfg = compose_config([*overrides, f"seed={seed}", "trainer.progress=off"])
     resolve_task_defaults(cfg)
     seed_everything(seed)
@@ -52,9 +48,9 @@ def make_kin40k_bundle(n=32000, d=8, m=500, seed=0):
                              f"model.num_inducing={m}"], n, d, seed)
 
 
-def blocked_vs_plain(n=32000, rounds=3, reps=1):
+def blocked_vs_plain(n=32000, m=500, rounds=3):
     """(blocked / all-at-once CPU time, blocked seconds) of one loss + gradient, interleaved rounds, median."""
-    bundle, X, y = make_kin40k_bundle(n=n)
+    bundle, X, y = make_kin40k_bundle(n=n, m=m)
     bundle.train()
 
     def with_fast(fast):
@@ -63,8 +59,8 @@ def blocked_vs_plain(n=32000, rounds=3, reps=1):
             return type(b).loss(b, X, y)
         return loss
 
-    b_s, p_s = interleaved(with_fast(True), with_fast(False), bundle, X, y, rounds, reps)
-    print(f"kl-PAC-SGP loss + gradient (N={n}, D=8, M=500, SE-ARD): {b_s * 1e3:.0f} ms in blocks of "
+    b_s, p_s = compared(with_fast(True), with_fast(False), bundle, X, y, rounds, 1)
+    print(f"kl-PAC-SGP loss + gradient (N={n}, D=8, M={m}, SE-ARD): {b_s * 1e3:.0f} ms in blocks of "
           f"{bundle.BLOCK}, {p_s * 1e3:.0f} ms all at once (CPU)")
     return b_s / p_s, b_s
 
@@ -76,52 +72,42 @@ def loss_via_predict(bundle, X, y):
     return bundle.objective(y, mean, var, kl_collapsed(t))
 
 
-def timed(fn, bundle, X, y, reps):
-    times, out = [], None
-    for _ in range(reps):
-        bundle.zero_grad()
-        t0 = time.process_time()
-        loss = fn(bundle, X, y)
-        loss.backward()
-        times.append(time.process_time() - t0)
-        out = (loss.item(), torch.cat([p.grad.flatten() for p in bundle.trainable_parameters()]))
-    return statistics.median(times), out
+def loss_and_grad(fn, bundle, X, y):
+    bundle.zero_grad()
+    loss = fn(bundle, X, y)
+    loss.backward()
+    return loss.item(), torch.cat([p.grad.flatten() for p in bundle.trainable_parameters()])
 
 
-def interleaved(fn_a, fn_b, bundle, X, y, rounds, reps):
-    """Median CPU seconds of fn_a and fn_b (loss + gradient), interleaved rounds after one warm-up; asserts the two
-    losses and gradients agree."""
-    timed(fn_a, bundle, X, y, 1)  # warm-up
-    a_t, b_t = [], []
-    for _ in range(rounds):
-        t, (a_loss, a_g) = timed(fn_a, bundle, X, y, reps)
-        a_t.append(t)
-        t, (b_loss, b_g) = timed(fn_b, bundle, X, y, reps)
-        b_t.append(t)
+def compared(fn_a, fn_b, bundle, X, y, rounds, reps):
+    """Median CPU seconds of fn_a and fn_b (loss + gradient), interleaved rounds; asserts that the two losses and
+    gradients agree (their first calls are the warm-up)."""
+    (a_loss, a_g), (b_loss, b_g) = (loss_and_grad(fn, bundle, X, y) for fn in (fn_a, fn_b))
     assert abs(a_loss - b_loss) <= 1e-12 * abs(b_loss), (a_loss, b_loss)
     assert torch.allclose(a_g, b_g, rtol=1e-8, atol=1e-10 * b_g.abs().max().item())
-    return statistics.median(a_t), statistics.median(b_t)
+    times = benchkit.interleaved({"a": lambda: loss_and_grad(fn_a, bundle, X, y),
+                                  "b": lambda: loss_and_grad(fn_b, bundle, X, y)}, rounds, reps, warmup=False)
+    return tuple(benchkit.medians(times).values())
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = benchkit.parser(__doc__, smoke={"rounds": 1, "reps": 1, "n": 300, "m": 20})
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reps", type=int, default=3, help="evaluations per round")
     ap.add_argument("--n", type=int, default=None, help="points (default 3000; 32000 with --blocked)")
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--m", type=int, default=500, help="inducing points")
     ap.add_argument("--blocked", action="store_true", help="blocks vs all at once at kin40k size (default --n 32000)")
-    args = ap.parse_args(argv)
-    torch.set_num_threads(args.threads)
-    if args.blocked:
-        return blocked_vs_plain(n=args.n or 32000, rounds=args.rounds, reps=1)
+    args = benchkit.parse(ap, argv)
+    if args.blocked:  # the smoke size still takes two blocks
+        return blocked_vs_plain(n=max(args.n or 32000, 4096), m=args.m, rounds=args.rounds)
     args.n = args.n or 3000
-    bundle, X, y = make_bundle(n=args.n)
+    bundle, X, y = make_bundle(n=args.n, m=args.m)
     bundle.train()
-    new_s, old_s = interleaved(type(bundle).loss, loss_via_predict, bundle, X, y, args.rounds, args.reps)
-    print(f"kl-PAC-SGP loss + gradient (N={args.n}, D=26, M=500, SE-ARD): {new_s * 1e3:.0f} ms with "
+    new_s, old_s = compared(type(bundle).loss, loss_via_predict, bundle, X, y, args.rounds, args.reps)
+    print(f"kl-PAC-SGP loss + gradient (N={args.n}, D=26, M={args.m}, SE-ARD): {new_s * 1e3:.0f} ms with "
           f"predict_at_inputs, {old_s * 1e3:.0f} ms through predict (CPU)")
     return new_s / old_s, new_s
 
 
 if __name__ == "__main__":
-    main()
+    entry.run(main)

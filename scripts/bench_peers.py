@@ -17,10 +17,8 @@ Needs GPflow (the Makefile installs it into .venv-peers); data synthetic, seeded
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
-import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -28,6 +26,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+
+import benchkit  # noqa: E402
+import entry  # noqa: E402
 
 
 def data(n, d, seed):
@@ -189,21 +190,27 @@ def compare(label, sides, iters, rounds):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = benchkit.parser(__doc__, smoke={"rounds": 1, "iters": 1, "n_scale": 0.05}, threads=None)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--quick", action="store_true", help="3 rounds of 5 iterations")
     ap.add_argument("--only", choices=("svgp", "sgpr"), default=None)
-    args = ap.parse_args(argv)
+    ap.add_argument("--n-scale", type=float, default=1.0, help="scales both N")
+    args = benchkit.parse(ap, argv)
     if args.quick:
         args.rounds, args.iters = 3, 5
     torch.set_num_threads(1)
-    import tensorflow as tf
+    try:
+        import gpflow  # noqa: F401
+        import tensorflow as tf
+    except ImportError as err:
+        from dlm_bench.errors import ConfigError
+
+        raise ConfigError(f"needs GPflow and TensorFlow ({err}): `make bench-peers` installs them into .venv-peers "
+                          "and runs this script there") from None
 
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(1)
-    import gpflow
-
     print(f"== machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; torch {torch.__version__}, "
           f"gpytorch {__import__('gpytorch').__version__}, tensorflow {tf.__version__}, gpflow {gpflow.__version__}; "
           f"one thread each", flush=True)
@@ -214,6 +221,7 @@ def main(argv=None):
     for name, (label, n, m) in cases.items():
         if args.only and name != args.only:
             continue
+        n = int(n * args.n_scale)
         X, y = data(n, 8, seed=0)
         Z = inducing(X, m, seed=0)
         sides = {"dlm_bench": dlm_bench_side(name, X, y, Z, fast=True),
@@ -230,4 +238,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(0 if main() else 1)
+    entry.run(main)

@@ -11,14 +11,15 @@ bound by memory traffic (the S x N sample arrays) or by per-operation overhead, 
 
 from __future__ import annotations
 
-import argparse
-import statistics
-import time
-
 import torch
 
+import benchkit
+import entry
 
-def build(overrides=()):
+
+def build(overrides=(), smoke_n=0):
+    """The run's model, data and fixed sample set; smoke_n > 0: Boston-shaped synthetic data of smoke_n rows instead
+    of the dataset (offline, seconds)."""
     from dlm_bench.cli import compose_config
     from dlm_bench.run.context import prepare_data, seed_everything
     from dlm_bench.savigp.plugin import TargetTransform, build as build_model, check_config as check_savigp
@@ -28,15 +29,19 @@ def build(overrides=()):
     check_savigp(cfg)
     s = cfg.savigp
     seed_everything(cfg.seed)
-    prep = prepare_data(cfg, torch.device("cpu"), torch.float64)  # as execute_savigp
-    ds, split = prep.dataset, prep.split
-    X = prep.tensors["train"][0] * s.x_scale
-    y_raw = torch.as_tensor(ds.y[split.train], dtype=torch.float64)
-    y = TargetTransform(s.transform, y_raw.numpy()).forward(y_raw)
+    if smoke_n:
+        X, y = benchkit.synthetic_regression(smoke_n, 13, cfg.seed)
+        name = "synthetic"
+    else:
+        prep = prepare_data(cfg, torch.device("cpu"), torch.float64)  # as execute_savigp
+        ds, split = prep.dataset, prep.split
+        X = prep.tensors["train"][0] * s.x_scale
+        y_raw = torch.as_tensor(ds.y[split.train], dtype=torch.float64)
+        y, name = TargetTransform(s.transform, y_raw.numpy()).forward(y_raw), ds.name
     model = build_model(cfg, X, y, 1)
     gen = torch.Generator().manual_seed(s.sample_seed + cfg.seed)
     eps = model.draw_eps(s.num_samples, X.shape[0], gen)
-    return model, X, y, eps, ds.name
+    return model, X, y, eps, name
 
 
 def flops(N, M, S, D):
@@ -53,30 +58,19 @@ def flops(N, M, S, D):
 
 
 DATASET = "boston_savigp"  # savigp_fig1's data: the SAVIGP repository's five Boston splits (boston/savigp_splits/)
-
-
-def missing_data() -> str | None:
-    """Why the bench cannot run here (one line), or None. Its data is a download (not shipped); offline, without a
-    mirror or a cached copy, `make bench` skips this bench with this line instead of failing (issue 54)."""
-    from dlm_bench.sweeps.preflight import availability
-
-    found = availability(DATASET)  # a HEAD request where it is a download: reachable, the first load fetches it
-    if found.state == "unavailable":
-        return (f"skipped: needs dataset {DATASET} (boston/savigp_splits/train_1.csv ...), not cached and not "
-                f"downloadable here ({found.reason}); `dlm-bench fetch {DATASET}` or DLM_BENCH_MIRROR provides it")
-    return None
+SMOKE_N = 40  # --smoke: 40 synthetic Boston-shaped rows (M = 40), 50 samples: offline, seconds
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = benchkit.parser(__doc__, smoke={"rounds": 1, "evals": 1}, threads=None)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--evals", type=int, default=5)
-    args = ap.parse_args(argv)
-    why = missing_data()
-    if why:
+    args = benchkit.parse(ap, argv)
+    why = None if args.smoke else benchkit.missing_offline(DATASET)
+    if why:  # `make bench` offline: one line, the other benches go on
         print(f"SAVIGP ELBO: {why}", flush=True)
         return why
-    model, X, y, eps, name = build()
+    model, X, y, eps, name = build(["savigp.num_samples=50"] if args.smoke else (), SMOKE_N if args.smoke else 0)
     N, D, M, S = X.shape[0], X.shape[1], model.M, eps.shape[0]
 
     def value():
@@ -87,20 +81,13 @@ def main(argv=None):
         model.zero_grad(set_to_none=True)
         (-model.elbo(X, y, eps)[1]).backward()
 
-    value(), value_and_grad()  # warm-up
-    times = {"value": [], "value+grad": []}
-    for _ in range(args.rounds):
-        for k, fn in (("value", value), ("value+grad", value_and_grad)):
-            t0 = time.perf_counter()
-            for _ in range(args.evals):
-                fn()
-            times[k].append((time.perf_counter() - t0) / args.evals * 1e3)
-    ms = {k: statistics.median(v) for k, v in times.items()}
+    times = benchkit.interleaved({"value": value, "value+grad": value_and_grad}, args.rounds, args.evals, cpu=False)
+    ms = benchkit.medians(times, 1e3)
     fwd, matrix, samples, bwd = flops(N, M, S, D)
     print(f"SAVIGP ELBO, {name} N={N} D={D} M={M} S={S}, FG, {model.estimator}, float64, {torch.get_num_threads()} "
           f"thread(s), {args.rounds} interleaved rounds of {args.evals}: value {ms['value']:.1f} ms "
-          f"({', '.join(f'{t:.1f}' for t in times['value'])}), value+grad {ms['value+grad']:.1f} ms "
-          f"({', '.join(f'{t:.1f}' for t in times['value+grad'])})")
+          f"({benchkit.rounds_text(times['value'])}), value+grad {ms['value+grad']:.1f} ms "
+          f"({benchkit.rounds_text(times['value+grad'])})")
     print(f"  flops (analytic): value {fwd / 1e6:.0f} M (matrix {matrix / 1e6:.0f} M, samples {samples / 1e6:.0f} M), "
           f"gradient {bwd / 1e6:.0f} M more; achieved {fwd / ms['value'] / 1e6:.2f} GFLOP/s (value), "
           f"{(fwd + bwd) / ms['value+grad'] / 1e6:.2f} GFLOP/s (value+grad)")
@@ -108,4 +95,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    entry.run(main)

@@ -11,16 +11,17 @@ machine perturbs much less than wall time.
 
 from __future__ import annotations
 
-import argparse
 import statistics
-import time
 
 import torch
 
+import benchkit
+import entry
+
 from dlm_bench.cli import compose_config
-from dlm_bench.models.builders import build_bundle  # noqa: E402
-from dlm_bench.models.task_defaults import resolve_task_defaults  # noqa: E402
-from dlm_bench.run.context import prepare_data, seed_everything  # noqa: E402
+from dlm_bench.models.builders import build_bundle
+from dlm_bench.models.task_defaults import resolve_task_defaults
+from dlm_bench.run.context import prepare_data, seed_everything
 
 
 def make_bundle(seed=0):
@@ -33,32 +34,20 @@ def make_bundle(seed=0):
     return build_bundle(cfg, X, y).double(), X, y
 
 
-def step_ms(bundle, opt, X, y, iters):
-    times = []
-    for _ in range(iters):
-        t0 = time.process_time()
-        opt.zero_grad()
-        bundle.loss(X, y).backward()
-        opt.step()
-        times.append((time.process_time() - t0) * 1e3)
-    return statistics.median(times)
-
-
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = benchkit.parser(__doc__, smoke={"rounds": 1, "iters": 2})
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--iters", type=int, default=20, help="iterations per round")
-    ap.add_argument("--threads", type=int, default=1)
-    args = ap.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    args = benchkit.parse(ap, argv)
     bundle, X, y = make_bundle()
     bundle.train()
     opt = torch.optim.Adam(bundle.trainable_parameters(), lr=0.01)
-    step_ms(bundle, opt, X, y, 10)  # warm-up
-    ms = statistics.median(step_ms(bundle, opt, X, y, args.iters) for _ in range(args.rounds))
+    benchkit.adam_steps(bundle.loss, opt, X, y, min(10, args.iters))  # warm-up
+    ms = statistics.median(1e3 * statistics.median(benchkit.adam_steps(bundle.loss, opt, X, y, args.iters))
+                           for _ in range(args.rounds))
     print(f"Student-t DLM step (boston, n={X.shape[0]}, M=50, full batch, quadrature): {ms:.2f} ms/iteration (CPU)")
     return ms
 
 
 if __name__ == "__main__":
-    main()
+    entry.run(main)

@@ -8,19 +8,14 @@ temporary directory; reports the median process wall time of each. dlm_bench/run
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-
-def dlm_bench_cmd() -> list[str]:
-    exe = Path(sys.executable).parent / "dlm-bench"
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "dlm_bench.cli"]
+import benchkit
+import entry
 
 
 def one_run(threads: int | None, iters: int, results: str) -> float:
@@ -31,16 +26,16 @@ def one_run(threads: int | None, iters: int, results: str) -> float:
     else:
         env["DLM_BENCH_THREADS"] = str(os.cpu_count() or 1)
     t0 = time.perf_counter()
-    subprocess.run(dlm_bench_cmd() + ["run", f"trainer.max_iters={iters}", "trainer.progress=off",
+    subprocess.run(benchkit.dlm_bench_cmd() + ["run", f"trainer.max_iters={iters}", "trainer.progress=off",
                                       f"results_dir={results}"], env=env, check=True, capture_output=True)
     return time.perf_counter() - t0
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = benchkit.parser(__doc__, smoke={"iters": 1, "repeats": 1}, threads=None)
     ap.add_argument("--iters", type=int, default=100)
     ap.add_argument("--repeats", type=int, default=3)
-    args = ap.parse_args(argv)
+    args = benchkit.parse(ap, argv)
     cores = os.cpu_count() or 1
     walls = {"1": [], "default": []}
     with tempfile.TemporaryDirectory() as tmp:
@@ -55,4 +50,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    entry.run(main)

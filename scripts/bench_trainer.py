@@ -9,13 +9,14 @@ is the gain of the fast path over GPyTorch's own call.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
 import gpytorch
 import torch
 
+import benchkit
+import entry
 from dlm_bench.config.schema import InducingInit, Kernel, MeanFunction
 from dlm_bench.models.components import initial_inducing_points, make_kernel
 from dlm_bench.models.svgp import SVGP, SVGPBundle
@@ -64,37 +65,30 @@ def bundle_loop(mll, X, y, iters, lr):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = benchkit.parser(__doc__, smoke={"n": 300, "m": 10, "iters": 3, "rounds": 1}, threads=None)
     ap.add_argument("--n", type=int, default=10000)
     ap.add_argument("--d", type=int, default=8)
     ap.add_argument("--m", type=int, default=100)
     ap.add_argument("--iters", type=int, default=40)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--lr", type=float, default=0.01)
-    ap.add_argument("--with-bundle", action="store_true", help="return (Trainer/bare, bundle/bare)")
-    args = ap.parse_args(argv)
-
-    gen = torch.Generator().manual_seed(0)
-    X = torch.randn(args.n, args.d, generator=gen, dtype=torch.float64)
-    y = torch.sin(X.sum(-1)) + 0.1 * torch.randn(args.n, generator=gen, dtype=torch.float64)
+    args = benchkit.parse(ap, argv)
+    X, y = benchkit.synthetic_regression(args.n, args.d)
     bare_loop(make(X, args.m, 0), X, y, 3, args.lr)  # warm-up
-    bare, ours, bundled = [], [], []
-    for r in range(args.rounds):
-        bare.append(bare_loop(make(X, args.m, r), X, y, args.iters, args.lr))
-        ours.append(trainer_loop(make(X, args.m, r), X, y, args.iters, args.lr))
-        bundled.append(bundle_loop(make(X, args.m, r), X, y, args.iters, args.lr))
-    b, o, bb = statistics.median(bare), statistics.median(ours), statistics.median(bundled)
+    loops = {"bare GPyTorch loop ": bare_loop, "dlm_bench Trainer  ": trainer_loop, "bundle + Trainer   ": bundle_loop}
+    times = {label: [] for label in loops}
+    for r in range(args.rounds):  # interleaved; each loop trains a fresh model of round r
+        for label, loop in loops.items():
+            times[label].append(loop(make(X, args.m, r), X, y, args.iters, args.lr))
+    b, o, bb = benchkit.medians(times).values()
     print(f"synthetic N={args.n} D={args.d} M={args.m}, {args.iters} iterations x {args.rounds} rounds, "
           f"torch {torch.__version__}, {torch.get_num_threads()} threads")
-    print(f"bare GPyTorch loop : {b:8.2f} ms/iteration (median; rounds: {', '.join(f'{v:.1f}' for v in bare)})")
-    print(f"dlm_bench Trainer  : {o:8.2f} ms/iteration (median; rounds: {', '.join(f'{v:.1f}' for v in ours)})")
-    print(f"bundle + Trainer   : {bb:8.2f} ms/iteration (median; rounds: {', '.join(f'{v:.1f}' for v in bundled)})")
-    print(f"ratio Trainer/bare : {o / b:8.3f}  (target <= 1.05: {'met' if o / b <= 1.05 else 'NOT met'})")
-    print(f"ratio bundle/bare  : {bb / b:8.3f}  (the blocked q(f), models/fast_svgp.py)")
-    if argv is not None and "--with-bundle" in argv:
-        return o / b, bb / b
-    return o / b
+    for label, v in times.items():
+        print(f"{label}: {statistics.median(v):8.2f} ms/iteration (median; rounds: {benchkit.rounds_text(v, 1)})")
+    print(benchkit.line("ratio Trainer/bare ", o / b, 1.05, fmt="8.3f"))
+    print(benchkit.line("ratio bundle/bare  ", bb / b, note="the blocked q(f), models/fast_svgp.py", fmt="8.3f"))
+    return o / b, bb / b
 
 
 if __name__ == "__main__":
-    main()
+    entry.run(main)

@@ -8,7 +8,7 @@
    the deterministic likelihood term (exact probit / quadrature Poisson), same model state.
 
 Data: abalone (count, Poisson exp link) and twonorm (binary, probit) through the normal data path when
-they are available without a download (shipped, cached, or DLM_BENCH_MIRROR set); otherwise generated
+they are available without a download (shipped, cached, placed by hand or in DLM_BENCH_MIRROR); otherwise generated
 offline (`generated_data`): twonorm exactly by its generative model (Breiman 1996: two unit-covariance
 Gaussians in 20-D with means +-(a, ..., a), a = 2/sqrt(20)), abalone as a count data set of the same
 shape (4177 x 9, Poisson counts with rings-like mean ~10). float64, one thread unless --threads.
@@ -16,27 +16,19 @@ shape (4177 x 9, Poisson counts with rings-like mean ~10). float64, one thread u
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
 import torch
+
+import benchkit
+import entry
 
 from dlm_bench.cli import compose_config
 from dlm_bench.estimators.ups import UPSStats, ups_sample
 from dlm_bench.models.builders import build_bundle
 from dlm_bench.models.task_defaults import resolve_task_defaults
 from dlm_bench.run.context import prepare_data, seed_everything
-
-
-def data_available(dataset: str) -> bool:
-    """True when the normal data path needs no download (shipped, cached, or a mirror is configured)."""
-    import os
-
-    from dlm_bench.data.datasets import get_spec
-    from dlm_bench.data.fetch import status
-
-    return status(get_spec(dataset)) != "not cached" or bool(os.environ.get("DLM_BENCH_MIRROR"))
 
 
 def generated_data(dataset: str, n: int, seed: int = 0):
@@ -63,7 +55,7 @@ def bundle_for(dataset, estimator_overrides, n_train, seed=0, data=None):
                           *estimator_overrides])
     resolve_task_defaults(cfg)
     seed_everything(seed)
-    if data is None and data_available(dataset):
+    if data is None and not benchkit.missing_offline(dataset):
         prep = prepare_data(cfg, torch.device("cpu"), torch.float64)
         X, y = prep.tensors["train"]
         source = "real data"
@@ -90,35 +82,14 @@ def sampler_throughput(bundle, X, y, reps, L=10):
     return stats.samples / wall, stats.proposals_per_sample, stats.fallback / stats.samples
 
 
-def warm_up(bundle, X, y, iters, lr=0.1):
-    opt = torch.optim.Adam(bundle.trainable_parameters(), lr=lr)
-    bundle.train()
-    for _ in range(iters):
-        opt.zero_grad()
-        bundle.loss(X, y).backward()
-        opt.step()
-
-
-def ms_per_iteration(bundle, X, y, iters):
-    opt = torch.optim.Adam(bundle.trainable_parameters(), lr=1e-3)
-    bundle.train()
-    times = []
-    for _ in range(iters):
-        t0 = time.perf_counter()
-        opt.zero_grad()
-        bundle.loss(X, y).backward()
-        opt.step()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
-
-
 def bench_dataset(dataset, deterministic, batch=1000, warmup=300, reps=10, iters=20):
     """Sampler statistics and interleaved ms/iteration of uPS-10, bMC-10 and the deterministic term."""
     base, X, y, source = bundle_for(dataset, [f"estimator={deterministic}"], batch)
     X, y = X[:batch], y[:batch]
     data = None if source == "real data" else (X, y)
     sps0, pps0, fb0 = sampler_throughput(base, X, y, max(1, reps // 2))
-    warm_up(base, X, y, warmup)
+    base.train()
+    benchkit.adam_steps(base.loss, torch.optim.Adam(base.trainable_parameters(), lr=0.1), X, y, warmup)
     sps, pps, fb = sampler_throughput(base, X, y, reps)
     lines = [f"{dataset:8s} ({source}) sampler at init: {sps0:9.0f} samples/s  {pps0:6.2f} proposals/sample  "
              f"{100 * fb0:5.1f}% of pairs need more than one round",
@@ -135,7 +106,7 @@ def bench_dataset(dataset, deterministic, batch=1000, warmup=300, reps=10, iters
     times = {label: [] for label in labels}
     for _ in range(5):  # interleaved rounds: A B C A B C ...
         for label, b in zip(labels, bundles):
-            times[label].append(ms_per_iteration(b, X, y, max(1, iters // 5)))
+            times[label].append(benchkit.median_step_ms(b, X, y, max(1, iters // 5), cpu=False))
     ms = {label: statistics.median(v) for label, v in times.items()}
     lines.append(f"{dataset:8s} ms/iteration (median of 5 interleaved rounds of {max(1, iters // 5)}): "
                  + " | ".join(f"{label} {ms[label]:7.1f}" for label in labels))
@@ -143,14 +114,12 @@ def bench_dataset(dataset, deterministic, batch=1000, warmup=300, reps=10, iters
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = benchkit.parser(__doc__, smoke={"batch": 100, "warmup": 2, "reps": 1, "iters": 1})
     ap.add_argument("--batch", type=int, default=1000)
     ap.add_argument("--warmup", type=int, default=300, help="DLM iterations (Adam 0.1, quadrature) before timing")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--iters", type=int, default=20)
-    ap.add_argument("--threads", type=int, default=1)
-    args = ap.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    args = benchkit.parse(ap, argv)
     print(f"uPS benchmark: minibatch {args.batch}, L = 10, float64, {args.threads} thread(s)")
     ratios = {}
     for dataset, deterministic in (("abalone", "quadrature"), ("twonorm", "exact")):
@@ -161,4 +130,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    entry.run(main)

@@ -2,10 +2,12 @@
 
 The before/after check of a refactor (issue 56): `scripts/six_run_check.sh A` on the old tree, `... B` on the new one,
 then `python scripts/compare_runs.py A B`. Exit 1 on any difference."""
+import argparse
 import json
 import math
 import pathlib
-import sys
+
+import entry
 
 TIMING = ("wall", "cpu_s")
 
@@ -20,8 +22,15 @@ def same(a, b) -> bool:
     return a == b
 
 
-def main(a: str, b: str) -> int:
-    ra, rb = load(pathlib.Path(a)), load(pathlib.Path(b))
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("a", type=pathlib.Path)
+    ap.add_argument("b", type=pathlib.Path)
+    args = ap.parse_args(argv)
+    for root in (args.a, args.b):
+        if not root.is_dir():
+            raise FileNotFoundError(f"no such results folder: {root}")
+    ra, rb = load(args.a), load(args.b)
     bad = 0
     if set(ra) != set(rb):
         print("run names differ:", sorted(set(ra) ^ set(rb)))
@@ -38,4 +47,4 @@ def main(a: str, b: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:3]))
+    entry.run(main)

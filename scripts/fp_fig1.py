@@ -27,6 +27,7 @@ from dlm_bench.fp import (
     fpdiag,  # noqa: E402
     make_site,  # noqa: E402
 )
+import entry  # noqa: E402
 
 PANELS = {  # (site, y, m range, v range) as in the paper / supplement
     "logistic": (dict(name="logistic", num_nodes=1000), 1.0, (-20, 20), (1e-3, 100)),
@@ -122,4 +123,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    entry.run(main)

@@ -26,16 +26,19 @@ import torch  # noqa: E402
 
 from dlm_bench.fp import fpdiag  # noqa: E402
 from dlm_bench.fp.optim import optimise  # noqa: E402
+import entry  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path)
     ap.add_argument("--dataset", default="wlan_inout_fp")
     ap.add_argument("--indices", default="3591,6311,10301", help="1-based, comma-separated, or auto")
-    ap.add_argument("--updates", type=int, default=60)
+    ap.add_argument("--updates", type=int, default=60, help="FP updates traced (at least 5: the last two are compared)")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
+    if a.updates < 5:
+        ap.error(f"--updates must be at least 5, got {a.updates}")
     a.out.mkdir(parents=True, exist_ok=True)
     t0, c0 = time.time(), time.process_time()
     model, _, hyp = fpdiag.model_from_dataset(a.dataset, "lgm_glm", seed=a.seed, likelihood="logistic")
@@ -78,4 +81,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    entry.run(main)

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import entry  # noqa: E402
 
 
 def time_to_reach(curve: pd.DataFrame, f_star: float, rel: float):
@@ -50,4 +51,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    entry.run(main)

@@ -27,6 +27,7 @@ from dlm_bench.models.fixed import pretrain_and_freeze  # noqa: E402
 from dlm_bench.models.task_defaults import resolve_task_defaults  # noqa: E402
 from dlm_bench.run.context import prepare_data, seed_everything  # noqa: E402
 from dlm_bench.training.trainer import Trainer  # noqa: E402
+import entry  # noqa: E402
 
 
 def main(argv=None):
@@ -130,4 +131,4 @@ def _bmc(lik, L):
 
 
 if __name__ == "__main__":
-    main()
+    entry.run(main)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import entry  # noqa: E402
 
 
 def gp_synthetic(n: int, d: int, seed: int, noise: float = 0.01, features: int = 4000):
@@ -43,4 +44,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    entry.run(main)

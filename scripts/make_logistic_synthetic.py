@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from dlm_bench.fp.fpdiag import synthetic_logistic
+import entry  # noqa: E402
 
 
 def main():
@@ -30,4 +31,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    entry.run(main)

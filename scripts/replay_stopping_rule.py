@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from dlm_bench.training.trainer import StoppingRule
+import entry  # noqa: E402
 
 # (label, tol_on, window, tol): the DLM supplement's rule is "max - min of the loss over the last I = 50
 # iterations <= 1e-4" (regression); which loss (the sum over N, as upstream's regression code, or the mean) and
@@ -134,4 +135,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    entry.run(main)

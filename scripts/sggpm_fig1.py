@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from dlm_bench.sggpm import contraction as C  # noqa: E402
+import entry  # noqa: E402
 
 KLABEL = {"se": "RBF", "matern12": "Matern-1/2", "poly2": "poly-2 (mean 1)"}
 
@@ -77,4 +78,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    entry.run(main)

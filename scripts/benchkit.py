@@ -1,0 +1,143 @@
+"""What every bench script shares: the argument parser with its `--smoke` size, interleaved timing with medians,
+the synthetic data most benches train on, the offline data check, and the summary line with its target.
+
+Why our own and not pytest-benchmark or asv: `make bench` prints ratios of two timings taken in interleaved rounds in
+one process (A B A B ...: drift in the load of a shared machine hits both), each against a target from an issue
+(docs/performance.md). pytest-benchmark times one callable at a time and reports absolute statistics; asv keeps a
+history of absolute timings across commits in its own environments. Neither prints "A / B  target <= 3: met", and
+neither is installed here. This module is ~100 lines; tests/integration/test_scripts.py runs every bench through it
+at `--smoke` size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from typing import Callable
+
+
+def parser(doc: str, smoke: dict | None = None, threads: int | None = 1) -> argparse.ArgumentParser:
+    """The bench's parser: `--smoke` (a tiny problem that runs in seconds: the sizes in `smoke`, applied as defaults so
+    an explicit flag still wins) and `--threads` (torch threads; None: no such flag)."""
+    ap = argparse.ArgumentParser(description=doc.strip().splitlines()[0])
+    ap.add_argument("--smoke", action="store_true", help="a tiny problem that runs in seconds (make test runs it; "
+                    f"sets {', '.join(f'--{k.replace(chr(95), chr(45))} {v}' for k, v in (smoke or {}).items())})")
+    if threads is not None:
+        ap.add_argument("--threads", type=int, default=threads, help="torch threads")
+    ap.set_defaults(_smoke=smoke or {})
+    return ap
+
+
+def parse(ap: argparse.ArgumentParser, argv=None) -> argparse.Namespace:
+    """Parse argv with the smoke sizes as defaults where --smoke is given; sets torch's threads if the bench has them."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--smoke" in argv:
+        ap.set_defaults(**ap.get_default("_smoke"))
+    args = ap.parse_args(argv)
+    if getattr(args, "threads", None):
+        import torch
+
+        torch.set_num_threads(args.threads)
+    return args
+
+
+def interleaved(fns: dict[str, Callable], rounds: int, calls: int = 1, cpu: bool = True,
+                warmup: bool = True) -> dict[str, list[float]]:
+    """Seconds per call of each fn, one entry per round; the rounds interleave the fns (A B A B ...) so drift in the
+    machine's load hits all alike. cpu: process CPU time (one thread: much less perturbed by other processes than
+    wall time); else wall time. warmup: each fn once before timing."""
+    clock = time.process_time if cpu else time.perf_counter
+    if warmup:
+        for fn in fns.values():
+            fn()
+    times = {label: [] for label in fns}
+    for _ in range(rounds):
+        for label, fn in fns.items():
+            t0 = clock()
+            for _ in range(calls):
+                fn()
+            times[label].append((clock() - t0) / calls)
+    return times
+
+
+def medians(times: dict[str, list[float]], scale: float = 1.0) -> dict[str, float]:
+    return {label: scale * statistics.median(v) for label, v in times.items()}
+
+
+def rounds_text(values, scale: float = 1e3) -> str:
+    return ", ".join(f"{scale * v:.1f}" for v in values)
+
+
+def adam_steps(loss, opt, X, y, iters: int, cpu: bool = True) -> list[float]:
+    """Seconds of each of `iters` training steps (zero_grad, loss(X, y), backward, opt.step): the unit most benches
+    time. cpu: process CPU time, else wall."""
+    clock = time.process_time if cpu else time.perf_counter
+    times = []
+    for _ in range(iters):
+        t0 = clock()
+        opt.zero_grad()
+        loss(X, y).backward()
+        opt.step()
+        times.append(clock() - t0)
+    return times
+
+
+def median_step_ms(bundle, X, y, iters: int, lr: float = 1e-3, cpu: bool = True) -> float:
+    """Median ms of `iters` Adam steps of bundle.loss, from a fresh Adam (so every side starts alike)."""
+    import torch
+
+    bundle.train()
+    opt = torch.optim.Adam(bundle.trainable_parameters(), lr=lr)
+    return 1e3 * statistics.median(adam_steps(bundle.loss, opt, X, y, iters, cpu))
+
+
+def dlm_bench_cmd() -> list[str]:
+    """The venv's `dlm-bench`, else the module (a checkout that was not pip-installed)."""
+    from pathlib import Path
+
+    exe = Path(sys.executable).parent / "dlm-bench"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "dlm_bench.cli"]
+
+
+def synthetic_regression(n: int, d: int, seed: int = 0, informative: int | None = None):
+    """float64 N(0, I) inputs and y = sin(sum of the first `informative` inputs (all by default)) + 0.1 N(0, 1)."""
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(n, d, generator=g, dtype=torch.float64)
+    y = torch.sin(X[:, :informative].sum(-1)) + 0.1 * torch.randn(n, generator=g, dtype=torch.float64)
+    return X, y
+
+
+def missing_offline(dataset: str) -> str | None:
+    """Why `dataset` cannot be loaded without the network (one line), or None. Benches never download: shipped,
+    cached, placed by hand or in DLM_BENCH_MIRROR, else this line (`make bench` prints it and goes on)."""
+    from dlm_bench.data.availability import locate
+
+    found = locate(dataset)
+    if found.state in ("shipped", "cached", "hand", "mirror"):
+        return None
+    why = found.reason or f"not cached and no mirror ({found.phrase})"
+    return f"skipped: needs dataset {dataset}, {why}; `dlm-bench fetch {dataset}` or DLM_BENCH_MIRROR provides it"
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
+def line(label: str, value: float, target: float | None = None, note: str = "", fmt: str = "6.2f") -> str:
+    """One summary line: label, value, and `target <= T: met` where the issue set a target, then a note."""
+    text = f"{label}  {value:{fmt}}"
+    if target is not None:
+        text += f"   target <= {target:g}: {verdict(value <= target)}"
+    return text + (f"   ({note})" if note else "")
+
+
+def machine_line(threads: int) -> str:
+    import torch
+
+    return (f"== machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} (1 min), torch "
+            f"{torch.__version__}, in-process benchmarks with {threads} thread(s)")
