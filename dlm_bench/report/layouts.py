@@ -177,7 +177,7 @@ def glm_specs(metric: str, dlm_estimator: str, fig_nll: str, fig_metric: str) ->
                    xlabel="training size", title=f"{fig_nll}: test NLL"),
         FigureSpec(f"{fig_metric}_{metric.removeprefix('test_')}_vs_train_size", x="train_size", metrics=(metric,),
                    methods=methods, xlabel="training size", title=f"{fig_metric}: {metric}"),
-        TableSpec("selected", by=("dataset", "train_size"), metrics=("test_nll", metric, "beta"), methods=methods),
+        TableSpec("selected_beta", by=("dataset", "train_size"), metrics=("test_nll", metric, "beta"), methods=methods),
     )
 
 
