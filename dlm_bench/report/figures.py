@@ -116,10 +116,11 @@ def make_sweep_figure(df: pd.DataFrame, spec):
     if numeric:
         data = ok.assign(_x=xs.astype(float))
     else:
-        cats = sorted(ok[spec.x].astype(str).unique())
-        data = ok.assign(_x=ok[spec.x].astype(str).map({c: i for i, c in enumerate(cats)}).astype(float))
+        # map(str), not astype(str): pandas 3 keeps NaN (a run off the beta grid) as NaN there, unsortable with text
+        cats = sorted(ok[spec.x].map(str).unique())
+        data = ok.assign(_x=ok[spec.x].map(str).map({c: i for i, c in enumerate(cats)}).astype(float))
     others = list(spec.others)
-    groups = list(data.groupby([data[c].astype(str) for c in others], sort=True)) if others else [((), data)]
+    groups = list(data.groupby([data[c].map(str) for c in others], sort=True)) if others else [((), data)]
     # a categorical axis has no order between its values: points (side by side per group), no joining line
     dodge = 0.0 if numeric else min(0.15, 0.6 / len(groups))
     for j, metric in enumerate(spec.metrics):
