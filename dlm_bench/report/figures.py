@@ -177,14 +177,15 @@ def draw_selected_lines(ax, selected: pd.DataFrame, metric: str, dataset=None) -
         rows = rows[rows["dataset"].astype(str) == str(dataset)]
     if metric not in rows or rows.empty:
         return
-    for label, g in rows.groupby("method", sort=False):
+    for i, (label, g) in enumerate(rows.groupby("method", sort=False)):
         v = pd.to_numeric(g[metric], errors="coerce").dropna().to_numpy(float)
         if not len(v):
             continue
         mean, se = v.mean(), (v.std(ddof=1) / len(v) ** 0.5 if len(v) > 1 else 0.0)
         name = label if "selected" in label else f"{label} (beta selected on validation)"
-        line = ax.axhline(mean, linestyle="--", linewidth=1.2, label=name)
-        ax.axhspan(mean - se, mean + se, color=line.get_color(), alpha=0.12)
+        color = f"C{(i + 3) % 10}"  # off the first colours, which the per-beta lines take
+        ax.axhline(mean, linestyle="--", linewidth=1.2, color=color, label=name)
+        ax.axhspan(mean - se, mean + se, color=color, alpha=0.12)
 
 
 BETA_AXES = ("beta", "cfg.objective.beta", "cfg.objective.beta_index")
