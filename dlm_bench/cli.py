@@ -424,12 +424,21 @@ def cmd_report(args) -> int:
     from .report import build_report
     from .report.collect import ReportError
 
-    for d in args.dirs:
+    baseline = args.baseline
+    dirs = []
+    for d in args.dirs:  # report.baseline=LABEL, in the sweep's key=value spelling, is --baseline LABEL
+        if d.startswith("report.baseline=") and not Path(d).exists():
+            baseline = d.split("=", 1)[1]
+        else:
+            dirs.append(d)
+    if not dirs:
+        raise UserError("no results directory given")
+    for d in dirs:
         if not Path(d).exists():
             raise UserError(f"no such results directory: {d}")
-    out = Path(args.out) if args.out else Path(args.dirs[0]) / "report"
+    out = Path(args.out) if args.out else Path(dirs[0]) / "report"
     try:
-        made = build_report(args.dirs, out, paper=args.paper)
+        made = build_report(dirs, out, paper=args.paper, baseline=baseline)
     except (ReportError, FileNotFoundError) as err:
         raise UserError(str(err)) from err
     counts = ", ".join(f"{v} {k}" for k, v in sorted(made["counts"].items()))
@@ -437,6 +446,7 @@ def cmd_report(args) -> int:
     for p in made["tables"] + made["figures"]:
         print(f"  {p}")
     print(f"  {made['index']} ({len(made['missing'])} missing or unfinished points listed)")
+    print(f"  {made['html']} (every table and figure on one page)")
     if made["skipped"]:
         print(f"  skipped {len(made['skipped'])} unusable run.json (listed in index.md)")
     if made.get("skipped_curves"):
@@ -558,8 +568,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "of the command's start; the others are deferred (nothing written, exit 75: run the same command "
                    "again). A point already training is not stopped")
     p.set_defaults(func=cmd_sweep)
-    p = sub.add_parser("report", help="collect run.json files into results.parquet, tables, figures, index.md")
-    p.add_argument("dirs", nargs="+", help="results directories (searched recursively for run.json)")
+    p = sub.add_parser("report", help="collect run.json files into results.parquet, tables, figures, index.md, index.html")
+    p.add_argument("dirs", nargs="+", help="results directories (searched recursively for run.json); "
+                   "report.baseline=LABEL among them is --baseline LABEL")
+    p.add_argument("--baseline", help="the method label the paired tables compare with (default: the ELBO-trained "
+                   "SVGP where present: 'ELBO (beta=1)', 'SVGP (collapsed ELBO)', 'svgp-elbo (beta=1)')")
     p.add_argument("--paper", help="only runs of this paper key (dlm, pac, sggpm, fp, savigp)")
     p.add_argument("--out", help="output directory (default: <first DIR>/report)")
     p.set_defaults(func=cmd_report)

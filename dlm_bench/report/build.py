@@ -1,4 +1,4 @@
-"""`dlm-bench report`: results.parquet, tables (CSV + Markdown), figures (PNG + PDF) and index.md."""
+"""`dlm-bench report`: results.parquet, tables (CSV + Markdown), figures (PNG + PDF), index.md and index.html."""
 
 from __future__ import annotations
 
@@ -10,7 +10,10 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from .collect import ReportError, check_input, collect_runs
-from .figures import make_curve_figure, make_figure, make_sweep_figure
+from .compare import (SELECTED_NOTE, TOO_FEW, has_beta_grid, paired, pick_baseline, selected_rows, selection_methods,
+                      selection_notes, with_grid_flag)
+from .figures import add_selected_lines, make_curve_figure, make_figure, make_paired_figure, make_sweep_figure
+from .html import write_html
 from .layouts import (
     CurveSpec,
     ExternalSpec,
@@ -102,15 +105,16 @@ def writable_out(out: Path) -> Path:
     return out
 
 
-def build_report(dirs, out: Path, paper: str | None = None) -> dict:
+def build_report(dirs, out: Path, paper: str | None = None, baseline: str | None = None) -> dict:
     """The report of `dirs` under `out`; a ReportError (one line) when an input cannot be read or `out` cannot
-    be written (checked first, and again for every file written)."""
+    be written (checked first, and again for every file written), or when `baseline` (the paired tables' baseline
+    label; default compare.DEFAULT_BASELINES) names no method of any experiment (the report is written first)."""
     for d in dirs:
         check_input(d)
     created = _missing_folders(Path(out))
     try:
         out = writable_out(out)
-        return _build(dirs, out, paper)
+        return _build(dirs, out, paper, baseline)
     except OSError as err:  # disk full, read-only remount, ... while writing (a ReportError is one already)
         _remove_if_empty(created)
         if isinstance(err, ReportError):
@@ -142,7 +146,7 @@ def _remove_if_empty(folders: list[Path]) -> None:
             return
 
 
-def _build(dirs, out: Path, paper: str | None) -> dict:
+def _build(dirs, out: Path, paper: str | None, baseline: str | None = None) -> dict:
     bad_curves: list = []
     df, skipped = collect_runs(dirs, bad_curves)
     if df.empty:
@@ -154,13 +158,15 @@ def _build(dirs, out: Path, paper: str | None) -> dict:
             raise ReportError(f"no runs of paper {paper!r} under {', '.join(map(str, dirs))}")
     df.to_parquet(out / "results.parquet", index=False)
     made = {"results": [out / "results.parquet"], "tables": [], "figures": [], "missing": [], "skipped": skipped,
-            "skipped_curves": bad_curves, "not_drawn": []}
+            "skipped_curves": bad_curves, "not_drawn": [], "baselines": {}}
     for experiment, sub in df.groupby("experiment", sort=True):
         made["missing"] += [f"[{experiment}] {m}" for m in missing_points(sub, cell_columns(sub))]
-        for spec in specs_for(experiment, sub):
+        specs = specs_for(experiment, sub)
+        selected = _write_selection(sub, specs, out / experiment, experiment, made, baseline)
+        for spec in specs:
             stem = out / f"{experiment}_{spec.name}"
             if isinstance(spec, TableSpec):
-                made["tables"] += _write_table(sub, spec, stem, experiment)
+                made["tables"] += _write_table(sub, spec, stem, experiment, selected)
                 made["missing"] += [f"[{experiment}] {spec.name}: {note}"
                                     for note in partial_grids(sub, spec.methods, tuple(spec.by), spec.over)]
             elif isinstance(spec, ExternalSpec):
@@ -174,24 +180,86 @@ def _build(dirs, out: Path, paper: str | None) -> dict:
                 if not figures:
                     made["not_drawn"].append(f"{stem.name}: no run of its methods has a predictive.json")
             elif isinstance(spec, (FigureSpec, CurveSpec, PredictiveSpec, SweepFigureSpec)):
-                drawn = _draw_figure(sub, spec, stem)
+                drawn = _draw_figure(sub, spec, stem, selected)
                 made["figures"] += drawn
                 if not drawn:
                     made["not_drawn"].append(f"{stem.name}: no runs match its methods")
     made["counts"] = df["status"].value_counts().to_dict()
     made["index"] = _write_index(out, dirs, len(df), made)
+    made["html"] = write_html(out, made)
     made["runs"] = len(df)
+    if baseline is not None and not any(b == baseline for b in made["baselines"].values()):
+        raise ReportError(f"report.baseline={baseline!r} names no method of these runs (the report was written; "
+                          f"its paired tables are missing; see index.md for the methods)")
     return made
 
 
-def _write_table(sub, spec: TableSpec, stem: Path, experiment: str) -> list[Path]:
-    """A TableSpec as csv and markdown (mean ± SE over seeds), and next to the paper's numbers where it has them."""
+def _write_selection(sub, specs, stem: Path, experiment: str, made: dict, baseline: str | None):
+    """<experiment>_selected (one row per dataset, train size, method, seed at the beta chosen on validation) and
+    <experiment>_paired (each method against the baseline over seeds; table and figure), for an experiment with a
+    beta grid. Returns the selected rows (None without a grid) for the summary tables and the figures against beta."""
+    if not has_beta_grid(sub):
+        return None
+    flagged = with_grid_flag(sub)
+    methods = selection_methods(flagged, specs)
+    if not methods:
+        return None
+    sel = selected_rows(flagged, methods)
+    made["missing"] += [f"[{experiment}] selected: {n}" for n in selection_notes(flagged, methods)]
+    if sel.empty:
+        return None
+    name = stem.name
+    path = stem.with_name(f"{name}_selected")
+    sel.to_csv(path.with_suffix(".csv"), index=False)
+    path.with_suffix(".md").write_text(
+        f"# {name}: {SELECTED_NOTE}, per seed\n\nOne row per dataset, training size, method and seed: the run with the "
+        f"lowest validation metric (`selected_by`) among the method's beta grid (ties: the larger beta); a method "
+        f"with `selected_by` empty has one beta.\n\n{to_markdown(sel)}")
+    made["tables"] += [path.with_suffix(".csv"), path.with_suffix(".md")]
+    labels = list(dict.fromkeys(sel["method"]))
+    base = pick_baseline(labels, baseline)
+    if base is None:
+        made["not_drawn"].append(f"{name}_paired: no baseline among {labels}"
+                                 + (f" named {baseline!r}" if baseline else "") + " (choose one: report.baseline=LABEL)")
+        return sel
+    made["baselines"][experiment] = base
+    _write_paired(paired(sel, base), stem.with_name(f"{name}_paired"), name, base, made)
+    return sel
+
+
+def _write_paired(pairs: pd.DataFrame, stem: Path, name: str, base: str, made: dict) -> None:
+    pairs.to_csv(stem.with_suffix(".csv"), index=False)
+    shown = pairs.assign(p_value=[v if isinstance(v, str) else f"{v:.3g}" for v in pairs["p_value"]])
+    stem.with_suffix(".md").write_text(
+        f"# {name}: paired differences to {base} over seeds\n\nmean_diff = mean over the seeds both have of "
+        f"(method - {base}); se = its standard error; ci95 = half-width of its 95% t interval; wins = seeds where "
+        f"the method is lower (better); p_value of the paired t-test and of the Wilcoxon signed-rank test "
+        f"(scipy.stats), \"{TOO_FEW}\" below 3 seeds.\n\n{to_markdown(shown)}")
+    made["tables"] += [stem.with_suffix(".csv"), stem.with_suffix(".md")]
+    fig = make_paired_figure(pairs) if not pairs.empty else None
+    if fig is None:
+        made["not_drawn"].append(f"{stem.name}: no method shares a seed with {base}")
+        return
+    for path in (stem.with_suffix(".png"), stem.with_suffix(".pdf")):
+        fig.savefig(path, dpi=110)
+    plt.close(fig)
+    made["figures"] += [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
+
+
+def _write_table(sub, spec: TableSpec, stem: Path, experiment: str, selected=None) -> list[Path]:
+    """A TableSpec as csv and markdown (mean ± SE over seeds), and next to the paper's numbers where it has them.
+    A table of every method at every beta (no methods of its own) also gets the rows at the beta selected on
+    validation (`selected`), labelled so, beta empty."""
     data = apply_methods(sub, spec.methods, cell=tuple(spec.by), over=spec.over)
     by = list(spec.by) + [SERIES]
     tidy = mean_se(data, by, spec.metrics)
-    tidy.to_csv(stem.with_suffix(".csv"), index=False)
+    extra = _selected_block(selected, spec) if not spec.methods and selected is not None else None
+    (pd.concat([tidy, extra[0]], ignore_index=True) if extra else tidy).to_csv(stem.with_suffix(".csv"), index=False)
     md = pivot_for_markdown(tidy, by) if not tidy.empty else tidy
-    stem.with_suffix(".md").write_text(f"# {experiment}: {spec.name}\n\nmean ± standard error over seeds\n\n{to_markdown(md)}")
+    text = f"# {experiment}: {spec.name}\n\nmean ± standard error over seeds\n\n{to_markdown(md)}"
+    if extra:
+        text += f"\n## {SELECTED_NOTE} (per seed, then mean ± standard error over seeds)\n\n{to_markdown(extra[1])}"
+    stem.with_suffix(".md").write_text(text)
     written = [stem.with_suffix(".csv"), stem.with_suffix(".md")]
     if spec.reference and not tidy.empty:
         cmp_path = stem.with_name(stem.name + "_vs_paper.md")
@@ -200,11 +268,25 @@ def _write_table(sub, spec: TableSpec, stem: Path, experiment: str) -> list[Path
     return written
 
 
-def _draw_figure(sub, spec, stem: Path) -> list[Path]:
-    """A figure spec as png and pdf; [] when no run matches its methods."""
+def _selected_block(selected: pd.DataFrame, spec: TableSpec):
+    """(tidy rows, markdown frame) of the selected rows for a per-beta table: series "<method>", beta empty, the
+    mean selected beta as the metric beta_selected."""
+    by = [c for c in spec.by if c != "beta" and c in selected]
+    rows = selected[selected["selected_by"] != ""].rename(columns={"method": SERIES})
+    if rows.empty:
+        return None
+    tidy = mean_se(rows, by + [SERIES], tuple(spec.metrics) + ("beta_selected",))
+    return tidy.assign(beta=float("nan")), pivot_for_markdown(tidy, by + [SERIES])
+
+
+def _draw_figure(sub, spec, stem: Path, selected=None) -> list[Path]:
+    """A figure spec as png and pdf; [] when no run matches its methods. A figure against beta also shows the
+    rows at the beta selected on validation (figures.add_selected_lines)."""
     draw = {FigureSpec: make_figure, CurveSpec: make_curve_figure, PredictiveSpec: make_predictive_figure,
             SweepFigureSpec: make_sweep_figure}
     fig = draw[type(spec)](sub, spec)
+    if fig is not None:
+        add_selected_lines(fig, spec, selected)
     paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
     if fig is None:
         # e.g. the Fig. 1(d) ringnorm panel of a sweep run on other datasets: an empty axis would read as a

@@ -116,10 +116,11 @@ def make_sweep_figure(df: pd.DataFrame, spec):
     if numeric:
         data = ok.assign(_x=xs.astype(float))
     else:
-        cats = sorted(ok[spec.x].astype(str).unique())
-        data = ok.assign(_x=ok[spec.x].astype(str).map({c: i for i, c in enumerate(cats)}).astype(float))
+        # map(str), not astype(str): pandas 3 keeps NaN (a run off the beta grid) as NaN there, unsortable with text
+        cats = sorted(ok[spec.x].map(str).unique())
+        data = ok.assign(_x=ok[spec.x].map(str).map({c: i for i, c in enumerate(cats)}).astype(float))
     others = list(spec.others)
-    groups = list(data.groupby([data[c].astype(str) for c in others], sort=True)) if others else [((), data)]
+    groups = list(data.groupby([data[c].map(str) for c in others], sort=True)) if others else [((), data)]
     # a categorical axis has no order between its values: points (side by side per group), no joining line
     dodge = 0.0 if numeric else min(0.15, 0.6 / len(groups))
     for j, metric in enumerate(spec.metrics):
@@ -142,3 +143,65 @@ def make_sweep_figure(df: pd.DataFrame, spec):
         ax.set_ylabel(metric)
         _grid_and_legend(ax, legend=j == 0, fontsize=7)
     return _finish(fig, f"{spec.x[len('cfg.'):]} sweep: mean ± standard error over seeds")
+
+
+def make_paired_figure(pairs: pd.DataFrame, title: str = ""):
+    """Paired differences (method - baseline, per seed) with their 95% t intervals: one panel per metric, one row per
+    (dataset, train size, method); a dashed line at 0 (no difference); None when there is nothing to draw."""
+    one = pairs.drop_duplicates(["dataset", "train_size", "method", "metric"])  # one row per test: keep one
+    metrics = list(dict.fromkeys(one["metric"]))
+    if one.empty:
+        return None
+    keys = one[["dataset", "train_size", "method"]].drop_duplicates()
+    labels = [f"{d}, n={t}: {m}" for d, t, m in keys.itertuples(index=False)]
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.8 * len(metrics), 1.2 + 0.32 * len(labels)), squeeze=False)
+    for j, metric in enumerate(metrics):
+        ax = axes[0][j]
+        rows = keys.merge(one[one["metric"] == metric], how="left")
+        y = range(len(rows))
+        ax.errorbar(rows["mean_diff"], y, xerr=rows["ci95"].fillna(0.0), fmt="o", markersize=4, capsize=3)
+        ax.axvline(0.0, color="0.4", linestyle="--", linewidth=1)
+        ax.set_yticks(list(y), labels if j == 0 else [""] * len(labels), fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlabel(f"{metric}: method - baseline")
+        ax.grid(alpha=0.3)
+    base = ", ".join(dict.fromkeys(one["baseline"]))
+    return _finish(fig, title or f"paired difference to {base} over seeds (mean, 95% t interval; < 0: method lower)")
+
+
+def draw_selected_lines(ax, selected: pd.DataFrame, metric: str, dataset=None) -> None:
+    """On a figure against beta: each selecting method's test `metric` at the beta chosen on validation, mean ±
+    standard error over seeds, as a dashed horizontal line with a band, labelled "... [beta selected on validation]"."""
+    rows = selected[selected["selected_by"] != ""]
+    if dataset is not None:
+        rows = rows[rows["dataset"].astype(str) == str(dataset)]
+    if metric not in rows or rows.empty:
+        return
+    for i, (label, g) in enumerate(rows.groupby("method", sort=False)):
+        v = pd.to_numeric(g[metric], errors="coerce").dropna().to_numpy(float)
+        if not len(v):
+            continue
+        mean, se = v.mean(), (v.std(ddof=1) / len(v) ** 0.5 if len(v) > 1 else 0.0)
+        name = label if "selected" in label else f"{label} (beta selected on validation)"
+        color = f"C{(i + 3) % 10}"  # off the first colours, which the per-beta lines take
+        ax.axhline(mean, linestyle="--", linewidth=1.2, color=color, label=name)
+        ax.axhspan(mean - se, mean + se, color=color, alpha=0.12)
+
+
+BETA_AXES = ("beta", "cfg.objective.beta", "cfg.objective.beta_index")
+
+
+def add_selected_lines(fig, spec, selected: pd.DataFrame | None) -> None:
+    """A figure against beta (a paper layout's or an ad-hoc sweep's) also shows the selected rows: per panel, the
+    lines of draw_selected_lines for the panel's metric (its y label) and dataset (its title; a sweep figure's
+    panels have none and get the lines only when the report holds one dataset)."""
+    if selected is None or selected.empty or getattr(spec, "x", None) not in BETA_AXES:
+        return
+    single = selected["dataset"].nunique() == 1
+    for ax in fig.axes:
+        title = ax.get_title()
+        if not title and not single:
+            continue
+        draw_selected_lines(ax, selected, ax.get_ylabel(), dataset=title or None)
+        if ax.get_legend() is not None or ax is fig.axes[0]:
+            ax.legend(fontsize=7)

@@ -177,7 +177,7 @@ def glm_specs(metric: str, dlm_estimator: str, fig_nll: str, fig_metric: str) ->
                    xlabel="training size", title=f"{fig_nll}: test NLL"),
         FigureSpec(f"{fig_metric}_{metric.removeprefix('test_')}_vs_train_size", x="train_size", metrics=(metric,),
                    methods=methods, xlabel="training size", title=f"{fig_metric}: {metric}"),
-        TableSpec("selected", by=("dataset", "train_size"), metrics=("test_nll", metric, "beta"), methods=methods),
+        TableSpec("selected_beta", by=("dataset", "train_size"), metrics=("test_nll", metric, "beta"), methods=methods),
     )
 
 
@@ -369,6 +369,8 @@ SPECS: dict[str, tuple] = {  # report spec name (an experiment's `report:` key) 
     "dlm_supp_song": BY_TRAIN_SIZE,
     "dlm_fig1c": BY_BETA, "dlm_supp_beta_cadata": BY_BETA,
     "dlm_supp_fig15": FIG15,
+    # the compare presets (conf/experiment/compare_*.yaml): the DLM paper's layouts on the user's data
+    "compare_regression": BY_TRAIN_SIZE, "compare_classification": CLS_SPECS, "compare_count": COUNT_SPECS,
     "pac_table1": PAC_TABLE1_SPECS,
     "pac_table2": PAC_TABLE2_SPECS,
     "pac_fig1": PAC_FIG1_SPECS,

@@ -1,0 +1,135 @@
+"""Per-seed beta selection and paired comparisons: against scipy.stats (the independent reference), a numpy
+re-derivation of t and its standard error, a case whose sign is known, and the report files they go to."""
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from dlm_bench.report import build_report, collect
+from dlm_bench.report.compare import (TOO_FEW, paired, paired_test, pick_baseline, selected_rows, selection_methods,
+                                      with_grid_flag)
+from dlm_bench.report.html import markdown_to_html
+
+# test NLL per seed: DLM is lower than the ELBO on 4 of 5 seeds; the differences are
+# [-0.3, -0.1, -0.4, 0.05, -0.2] (mean -0.19)
+ELBO = [1.00, 1.10, 0.90, 1.20, 1.05]
+DLM_AT_BEST = [0.70, 1.00, 0.50, 1.25, 0.85]
+GRID = {0: 442.0, 1: 221.0, 2: 110.5}  # beta_index -> beta = n / 2^k
+
+
+def _write(root, name, rec):
+    d = root / name
+    d.mkdir(parents=True)
+    (d / "run.json").write_text(json.dumps(rec))
+
+
+def _record(method, objective, beta, seed, test_nll, val_nll, beta_index=None, experiment="mine"):
+    return {"schema": 1, "status": "ok", "error": None, "paper": None, "experiment": experiment, "dataset": "csv",
+            "task": "regression", "model": "svgp", "objective": objective, "estimator": "exact",
+            "likelihood": "gaussian", "beta": beta, "seed": seed, "split": "dlm_regression", "train_size": 442,
+            "num_inducing": 50, "hyperparameters": "joint", "method": method,
+            "metrics": {"test_nll": test_nll, "val_nll": val_nll, "test_mse": test_nll / 2},
+            "train": {"iterations": 10}, "config": {"objective": {"beta_index": beta_index}}, "env": {"git": "abc"}}
+
+
+def write_sweep(root, seeds=range(5)):
+    """An ad-hoc sweep: ELBO at beta=1 (off the grid) and DLM on a 3-point grid, where validation prefers
+    beta_index 1 (beta 221) on every seed; there DLM's test NLL is DLM_AT_BEST, elsewhere 0.5 worse."""
+    for s in seeds:
+        _write(root, f"elbo_{s}", _record("svgp-elbo", "elbo", 1.0, s, ELBO[s], ELBO[s]))
+        for k, beta in GRID.items():
+            best = k == 1
+            _write(root, f"dlm_{k}_{s}", _record("svgp-dlm", "dlm", beta, s, DLM_AT_BEST[s] + (0 if best else 0.5),
+                                                 0.1 if best else 0.2 + k, beta_index=k))
+
+
+def test_paired_statistics_match_scipy_and_a_numpy_rederivation():
+    d = np.array(DLM_AT_BEST) - np.array(ELBO)
+    sel = pd.DataFrame({"dataset": "csv", "train_size": 442, "seed": list(range(5)) * 2,
+                        "method": ["ELBO"] * 5 + ["DLM"] * 5, "test_nll": ELBO + DLM_AT_BEST})
+    out = paired(sel, "ELBO").set_index("test")
+    t_row, w_row = out.loc["paired t"], out.loc["Wilcoxon signed-rank"]
+    se = math.sqrt(sum((x - d.mean()) ** 2 for x in d) / 4) / math.sqrt(5)  # by hand: sample sd / sqrt(n)
+    assert t_row["mean_diff"] == pytest.approx(-0.19) and t_row["se"] == pytest.approx(se)
+    t = -0.19 / se
+    assert t_row["p_value"] == pytest.approx(2 * stats.t.sf(abs(t), df=4))  # two-sided p of t with n - 1 d.o.f.
+    assert t_row["p_value"] == pytest.approx(stats.ttest_rel(DLM_AT_BEST, ELBO).pvalue)
+    assert w_row["p_value"] == pytest.approx(stats.wilcoxon(DLM_AT_BEST, ELBO).pvalue)
+    # exact Wilcoxon by hand: |d| ranks 4, 2, 5, 1, 3; the one positive difference has rank 1, so W = min(1, 14)
+    # = 1; of the 2^5 sign patterns, those with W <= 1 are 4 (W+ in {0, 1} or W- in {0, 1}): p = 4/32
+    assert w_row["p_value"] == pytest.approx(4 / 32)
+    assert t_row["wins"] == 4 and t_row["n_seeds"] == 5
+    assert t_row["ci95"] == pytest.approx(stats.t.ppf(0.975, 4) * se)
+
+
+def test_a_method_worse_on_every_seed_has_a_positive_difference_and_no_wins():
+    base = np.array([1.0, 2.0, 3.0, 4.0])
+    sel = pd.DataFrame({"dataset": "d", "train_size": 10, "seed": [0, 1, 2, 3] * 2, "method": ["B"] * 4 + ["M"] * 4,
+                        "test_nll": np.r_[base, base + [0.5, 0.7, 0.6, 0.9]]})
+    row = paired(sel, "B").iloc[0]
+    assert row["mean_diff"] == pytest.approx(0.675) and row["wins"] == 0
+    assert row["p_value"] < 0.01
+
+
+def test_below_three_seeds_the_table_says_too_few_seeds():
+    assert [r["p_value"] for r in paired_test(np.array([0.1, -0.3]))] == [TOO_FEW, TOO_FEW]
+
+
+def test_only_seeds_both_methods_have_are_paired():
+    sel = pd.DataFrame({"dataset": "d", "train_size": 10, "seed": [0, 1, 2, 3, 1, 2, 3, 4],
+                        "method": ["B"] * 4 + ["M"] * 4, "test_nll": [1, 2, 3, 4, 2.5, 3.6, 4.4, 9.0]})
+    row = paired(sel, "B").iloc[0]
+    assert row["n_seeds"] == 3 and row["mean_diff"] == pytest.approx(0.5)
+
+
+def test_ad_hoc_sweep_selects_each_seeds_beta_on_validation(tmp_path):
+    write_sweep(tmp_path)
+    df = with_grid_flag(collect([tmp_path]))
+    methods = selection_methods(df, ())
+    assert [m.label for m in methods] == ["svgp-dlm (beta selected)", "svgp-elbo (beta=1)"]
+    sel = selected_rows(df, methods)
+    dlm = sel[sel["method"] == "svgp-dlm (beta selected)"].sort_values("seed")
+    assert list(dlm["beta_selected"]) == [221.0] * 5 and list(dlm["test_nll"]) == pytest.approx(DLM_AT_BEST)
+    assert pick_baseline(sel["method"], None) == "svgp-elbo (beta=1)"
+    assert pick_baseline(sel["method"], "nope") is None
+
+
+def test_report_writes_selected_paired_and_html(tmp_path):
+    write_sweep(tmp_path / "runs")
+    made = build_report([tmp_path / "runs"], tmp_path / "rep")
+    out = tmp_path / "rep"
+    sel = pd.read_csv(out / "mine_selected.csv")
+    assert len(sel) == 10 and {"beta_selected", "selected_by"} <= set(sel.columns)
+    pairs = pd.read_csv(out / "mine_paired.csv")
+    assert list(pairs.columns[:6]) == ["dataset", "train_size", "method", "baseline", "metric", "test"]
+    nll = pairs[(pairs["metric"] == "test_nll") & (pairs["test"] == "paired t")].iloc[0]
+    assert nll["baseline"] == "svgp-elbo (beta=1)" and nll["mean_diff"] == pytest.approx(-0.19)
+    assert float(nll["p_value"]) == pytest.approx(stats.ttest_rel(DLM_AT_BEST, ELBO).pvalue)
+    summary = pd.read_csv(out / "mine_summary.csv")  # the selected rows beside the per-beta ones, labelled so
+    picked = summary[(summary["series"] == "svgp-dlm (beta selected)") & (summary["metric"] == "test_nll")]
+    assert picked["beta"].isna().all() and picked["mean"].iloc[0] == pytest.approx(np.mean(DLM_AT_BEST))
+    assert (out / "mine_paired.png").is_file() and made["html"] == out / "index.html"
+    page = (out / "index.html").read_text()
+    assert page.index("mine_selected") < page.index("mine_paired") < page.index("mine_summary")
+    assert "data:image/png;base64," in page and "http://" not in page and "https://" not in page
+
+
+def test_a_baseline_that_names_no_method_is_a_one_line_error_after_the_report(tmp_path):
+    from dlm_bench.report.collect import ReportError
+
+    write_sweep(tmp_path / "runs", seeds=range(3))
+    with pytest.raises(ReportError, match="report.baseline='ELBO!' names no method"):
+        build_report([tmp_path / "runs"], tmp_path / "rep", baseline="ELBO!")
+    assert (tmp_path / "rep" / "mine_selected.csv").is_file()
+    build_report([tmp_path / "runs"], tmp_path / "rep2", baseline="svgp-dlm (beta selected)")
+    pairs = pd.read_csv(tmp_path / "rep2" / "mine_paired.csv")
+    assert set(pairs["method"]) == {"svgp-elbo (beta=1)"} and (pairs["mean_diff"][pairs.metric == "test_nll"] > 0).all()
+
+
+def test_markdown_tables_become_html_tables_with_text_escaped():
+    page = markdown_to_html("# t\n\n| a | b |\n|---|---|\n| 1 | <x> |\n\n- [f](f.md)")
+    assert "<table>" in page and "<td>&lt;x&gt;</td>" in page and '<a href="f.md">f</a>' in page
