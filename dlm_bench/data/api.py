@@ -108,13 +108,17 @@ def datasets_table() -> str:
 
 def url_table_markdown() -> str:
     """The URL table of docs/datasets.md, generated from catalog.yaml (a test keeps the doc equal to it):
-    file, the datasets using it, URL, hash (abbreviated; full in catalog.yaml) or "unpinned", size, evidence."""
+    file, the datasets using it, URL, hash (abbreviated; full in catalog.yaml) or "unpinned", size, evidence; a
+    registered copy (catalog.yaml `copy_of`) gets its own row."""
     users: dict[str, list[str]] = {}
     files: dict[str, object] = {}
+    copy_of: dict[str, str] = {}  # a registered copy's path -> the canonical file it stands in for
     for name in sorted(DATASETS):
         for rf in DATASETS[name].files:
-            users.setdefault(rf.mirror_path, []).append(name)
-            files[rf.mirror_path] = rf
+            for f in (rf,) + rf.copies:
+                users.setdefault(f.mirror_path, []).append(name)
+                files[f.mirror_path] = f
+            copy_of.update({c.mirror_path: rf.mirror_path for c in rf.copies})
     rows = ["| file (mirror / cache path) | datasets | URL | hash | size | public evidence (source, date) |",
             "|---|---|---|---|---|---|"]
     for path in sorted(files):
@@ -128,6 +132,7 @@ def url_table_markdown() -> str:
             size = "?"
         extra = f" (zip member `{rf.member}`)" if rf.member else ""
         extra += f" (first {rf.head_lines} lines streamed)" if rf.head_lines else ""
+        extra += f" (copy of `{copy_of[path]}`, used only where it is here and that file is not)" if path in copy_of else ""
         evidence = (rf.evidence or "").replace("|", "/")
         rows.append(f"| `{path}` | {', '.join(users[path])} | <{rf.url}>{extra} | {h} | {size} | {evidence} |")
     return "\n".join(rows)

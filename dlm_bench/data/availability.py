@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Optional
 
 from .datasets import DatasetError, RemoteFile, get_spec
-from .fetch import _mb, _missing_source, hand_placed, is_cached, is_url, mirror, source_of, status
+from .fetch import _mb, _missing_source, files_of, hand_placed, is_cached, is_url, mirror, source_of, status
 
 HEAD_TIMEOUT_S = 10.0  # a size/reachability probe; the real download keeps fetch.py's own timeout and retries
 
@@ -130,7 +130,7 @@ def locate(name: str, probe: bool = False) -> Availability:
         return Availability(name, "unavailable", state, reason=f"the cached copy {state}")
     if not spec.files:
         return Availability(name, "unavailable", "no known source", reason="no known source")
-    missing = [rf for rf in spec.files if not is_cached(rf)]
+    missing = [rf for rf in files_of(spec) if not is_cached(rf)]
     for rf in missing:
         why = _missing_source(rf)
         if why:

@@ -5,6 +5,7 @@ RemoteFile / DatasetSpec objects and registers them. A malformed manifest fails 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from importlib import resources
 
@@ -15,7 +16,7 @@ from .datasets import DatasetSpec, RemoteFile, register
 
 MANIFEST = "catalog.yaml"
 FILE_KEYS = {"url", "hash", "size", "approx_mb", "member", "unpack", "members", "head_lines", "large_download",
-             "evidence"}
+             "evidence", "copy_of"}
 DATASET_KEYS = {"task", "papers", "shape", "parser", "parser_args", "files", "shipped", "large", "description",
                 "source"}
 
@@ -63,9 +64,23 @@ def load_manifest() -> dict:
     return yaml.safe_load(resources.files("dlm_bench.data").joinpath(MANIFEST).read_text())
 
 
+def attach_copies(entries: dict, files: dict[str, RemoteFile]) -> dict[str, RemoteFile]:
+    """A file entry with `copy_of: PATH` is another archive of PATH's members (its own hash and member names):
+    it becomes one of PATH's `copies`, which fetch.choose uses in PATH's place where the copy is here and PATH is
+    not. PATH stays the canonical download."""
+    for path, e in entries.items():
+        target = e.get("copy_of")
+        if target is None:
+            continue
+        if target not in files or entries[target].get("copy_of"):
+            raise ValueError(f"{MANIFEST}: file {path}: copy_of {target!r} is not a canonical file listed under files:")
+        files[target] = dataclasses.replace(files[target], copies=files[target].copies + (files[path],))
+    return files
+
+
 def register_all() -> None:
     doc = load_manifest()
-    files = {path: remote_file(path, e) for path, e in doc["files"].items()}
+    files = attach_copies(doc["files"], {path: remote_file(path, e) for path, e in doc["files"].items()})
     for name, d in doc["datasets"].items():
         register(spec_from_entry(name, d, files))
 

@@ -55,6 +55,9 @@ class RemoteFile:
     head_lines: Optional[int] = None  # only the first N lines are needed: streamed from the bz2 and stopped
     large_download: bool = False  # multi-GB: `fetch --all` leaves it out unless asked (--large)
     evidence: str = ""  # public source showing url / hash are current, with the date checked
+    # other archives holding the same members under their own path, hash and member names (catalog.yaml `copy_of`):
+    # used in this file's place only where one of them is here and this file is not (fetch.choose)
+    copies: tuple["RemoteFile", ...] = ()
 
     def __post_init__(self):
         h = self.known_hash

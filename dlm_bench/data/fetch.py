@@ -164,14 +164,35 @@ def hand_placed(rf: RemoteFile) -> Optional[Path]:
     return None
 
 
+def choose(rf: RemoteFile) -> RemoteFile:
+    """The file that stands for `rf` on this machine: `rf` itself (the canonical download), or one of its registered
+    copies (catalog.yaml `copy_of`: the same members in another party's archive, under its own path and hash) when
+    no form of `rf` is here and that copy is cached, placed by hand or in a directory mirror, checked in that order.
+    A URL mirror is asked for `rf` only."""
+    if not rf.copies:
+        return rf
+    both = (rf,) + rf.copies
+    for here in (is_cached, lambda f: hand_placed(f) is not None, lambda f: _mirror_has(f) is True):
+        for f in both:
+            if here(f):
+                return f
+    return rf
+
+
+def files_of(spec: DatasetSpec) -> tuple[RemoteFile, ...]:
+    """`spec.files`, each replaced by the copy that stands for it here (choose)."""
+    return tuple(choose(rf) for rf in spec.files)
+
+
 def status(spec: DatasetSpec) -> str:
     if spec.shipped:
         return "shipped"
     paths = [processed_path(spec)] if spec.large and processed_path(spec).is_file() else None
     if paths is None:
-        if not (spec.files and all(is_cached(f) for f in spec.files)):
+        files = files_of(spec)
+        if not (files and all(is_cached(f) for f in files)):
             return "not cached"
-        paths = [record_path(f) for f in spec.files]
+        paths = [record_path(f) for f in files]
     try:
         for path in paths:
             cache.quick_check(path, spec.name)
@@ -208,7 +229,7 @@ def download_mb(name: str) -> Optional[float]:
     spec = get_spec(name)
     if spec.shipped or status(spec) != "not cached" or mirror():
         return 0.0
-    todo = [rf for rf in spec.files if not is_cached(rf) and hand_placed(rf) is None]
+    todo = [rf for rf in files_of(spec) if not is_cached(rf) and hand_placed(rf) is None]
     sizes = [None if rf.head_lines else rf.size_mb for rf in todo]
     return None if any(x is None for x in sizes) else float(sum(sizes))
 
@@ -225,7 +246,7 @@ def require(names: list[str]) -> None:
         if spec.shipped or status(spec) != "not cached":
             continue
         how = [f"{rf.mirror_path} ({w}; {_put_hint(rf)}, or set DLM_BENCH_MIRROR to a copy laid out as "
-               f"<mirror>/{rf.mirror_path})" for rf in spec.files if (w := _missing_source(rf))]
+               f"<mirror>/{rf.mirror_path})" for rf in files_of(spec) if (w := _missing_source(rf))]
         if how:
             bad.append(f"{name}: " + "; ".join(how))
     if bad:
@@ -629,7 +650,7 @@ def verify(names: Union[list[str], str]) -> list[tuple[str, bool, str]]:
         if spec.shipped:
             out.append((name, True, "shipped with the package (not cached)"))
             continue
-        files = [(record_path(rf), None if rf.head_lines else rf.known_hash) for rf in spec.files]
+        files = [(record_path(rf), None if rf.head_lines else rf.known_hash) for rf in files_of(spec)]
         if spec.large:  # the converted .npz is what runs read; the raw files may have been cleaned away
             files = [(p, s) for p, s in files if p.is_file()] + [(processed_path(spec), None)]
         checks = [cache.verify(p, sha, name) for p, sha in files]

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import cache
 from .datasets import Dataset, DatasetError, DatasetSpec, shipped_path
-from .fetch import (cache_dir, commit_file, fetch_file, record_path, stage_file, unpacked_paths, usable,
+from .fetch import (cache_dir, commit_file, fetch_file, files_of, record_path, stage_file, unpacked_paths, usable,
                     writable_cache)
 
 
@@ -17,7 +17,7 @@ def spec_paths(spec: DatasetSpec, progress: Optional[bool] = None) -> list[Path]
     if spec.shipped:
         return [shipped_path(p) for p in spec.shipped]
     paths: list[Path] = []
-    for rf in spec.files:
+    for rf in files_of(spec):
         paths.extend(fetch_file(rf, progress=progress, name=spec.name))
     return paths
 
@@ -30,23 +30,26 @@ def parse_fetched(spec: DatasetSpec, progress: Optional[bool] = None, force: boo
     if spec.shipped:
         return parse(spec, spec_paths(spec, progress))
     sources = sources or {}
-    todo = [rf for rf in spec.files if force or rf.mirror_path in sources or not usable(rf, spec.name)]
+    # each file, or the registered copy that stands for it here; a local file given for a path is that path's own form
+    chosen = files_of(spec)
+    files = tuple(rf if rf.mirror_path in sources else c for rf, c in zip(spec.files, chosen))
+    todo = [rf for rf in files if force or rf.mirror_path in sources or not usable(rf, spec.name)]
     if not todo:
-        ds = parse(spec, [p for rf in spec.files for p in unpacked_paths(rf)])
-        for rf in spec.files:
+        ds = parse(spec, [p for rf in files for p in unpacked_paths(rf)])
+        for rf in files:
             if cache.read_sidecar(record_path(rf)) is None:  # no registry hash: recorded once it parsed
                 cache.try_write_sidecar(record_path(rf), unpacked_paths(rf) if rf.unpack else [])
         return ds
     writable_cache()
     with cache.staging_area(cache_dir()) as area:
         paths = []
-        for rf in spec.files:
+        for rf in files:
             if rf in todo:
                 paths.extend(stage_file(rf, area, progress, source=sources.get(rf.mirror_path)))
             else:
                 paths.extend(unpacked_paths(rf))
         ds = parse(spec, paths)
-        for rf in spec.files:
+        for rf in files:
             if rf in todo:
                 commit_file(rf, area)
             elif cache.read_sidecar(record_path(rf)) is None:

@@ -47,7 +47,7 @@ def _sparse(n: int, d: int, density: float = 0.05) -> np.ndarray:
 def test_registered_shapes_are_the_papers():
     """supp. Table 1 / Fig. 2 titles (spec section 1.4), typed in here, not read from the registry."""
     paper = {"epsilon_fp": (15000, 1000), "epsilon_count_fp": (15000, 500), "madelon_fp": (2600, 500),
-             "wlan_inout_fp": (19085, 466), "wlan_long_fp": (19085, 466), "yearpred_fp": (51609, 90),
+             "wlan_inout_fp": (19085, 465), "wlan_long_fp": (19085, 465), "yearpred_fp": (51609, 90),
              "flares": (1065, 24), "space_ga": (3107, 6), "epsilon_fp_d250": (15000, 250),
              "epsilon_fp_d500": (15000, 500), "epsilon_fp_d750": (15000, 750)}
     assert {k: get_spec(k).shape for k in paper} == paper
@@ -108,7 +108,7 @@ UJI_TAIL = ["LONGITUDE", "LATITUDE", "FLOOR", "BUILDINGID", "SPACEID", "RELATIVE
             "TIMESTAMP"]
 
 
-def _uji_fixture(n_base: int = 30, n_dead: int = 54):
+def _uji_fixture(n_base: int = 30, n_dead: int = 55):
     """UJIIndoorLoc-like training file: 520 WAPs, n_dead of them never detected (RSSI 100 in every row), exact
     duplicate rows and rows that repeat another row's WAP vector with another position/time."""
     dead = np.sort(RNG.choice(520, n_dead, replace=False))
@@ -144,8 +144,8 @@ def test_ujiindoorloc_fp_unique_rows_and_informative_waps(name, tmp_path, cache,
     assert n_unique == len(rows) - 4  # the fixture's 2 exact + 2 fingerprint duplicates
     first = sorted({tuple(r): i for i, r in reversed(list(enumerate(W)))}.values())
     live = np.setdiff1d(np.arange(520), dead)
-    assert len(live) == 466
-    ds = _load(name, n_unique, tmp_path, serve, monkeypatch, d=466)
+    assert len(live) == 465  # as in the real file: 55 WAPs never detected in training
+    ds = _load(name, n_unique, tmp_path, serve, monkeypatch)
     np.testing.assert_array_equal(ds.X, W[np.ix_(first, live)])
     assert ds.feature_names == [f"WAP{j + 1:03d}" for j in live]
     target = np.array([r[2] == 2 for r in rows], float) if name == "wlan_inout_fp" else np.array([r[1] for r in rows])
