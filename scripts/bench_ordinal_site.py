@@ -13,7 +13,7 @@ import time
 
 import torch
 
-from dlm_bench.fp.sites import make_site
+from dlm_bench.gpmath.sites import make_site
 from dlm_bench.likelihoods import quadrature as quad
 
 

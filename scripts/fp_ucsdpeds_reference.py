@@ -9,9 +9,9 @@ import numpy as np
 import scipy.io
 import torch
 
-from dlm_bench.fp.model import glm
 from dlm_bench.fp.optim import StopRule, optimise
-from dlm_bench.fp.sites import make_site
+from dlm_bench.gpmath.lgm import glm
+from dlm_bench.gpmath.sites import make_site
 
 torch.set_default_dtype(torch.float64)
 root = sys.argv[1] if len(sys.argv) > 1 else "../shared/data"

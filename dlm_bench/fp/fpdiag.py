@@ -11,7 +11,7 @@ from dataclasses import asdict
 import numpy as np
 import torch
 
-from .model import LGM, Cov
+from ..gpmath.lgm import LGM, Cov
 from .optim import newton_step
 
 
