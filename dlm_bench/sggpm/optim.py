@@ -10,7 +10,7 @@ iteration changed f = -VLB by <= 1e-9 or no block took a step (upstream's `makin
 Departure: upstream stops on the largest optimality each block reported when it finished; the m-block's is then
 stale (V has moved since), and on ucsdpeds1l that stops after one sweep 0.016 above the stored optimum. Here the
 m-part is the gradient at the end of the sweep, i.e. the joint first-order optimality.
-Newton on m: direction (K_M^-1 + D^T Gamma D)^-1 dF/dm with Armijo backtracking (fp.optim.newton_step), until
+Newton on m: direction (K_M^-1 + D^T Gamma D)^-1 dF/dm with Armijo backtracking (gpmath.lgm.newton_step), until
 ||dF/dm||_inf <= 1e-5 or the gain <= 1e-9 (minFunc 'newton' defaults).
 """
 
