@@ -13,7 +13,7 @@ import torch
 import benchkit
 import entry
 
-from dlm_bench.fp.sites import make_site
+from dlm_bench.gpmath.sites import make_site
 from dlm_bench.likelihoods import quadrature as quad
 
 

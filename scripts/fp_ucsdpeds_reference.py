@@ -11,9 +11,9 @@ import scipy.io
 import torch
 
 import entry
-from dlm_bench.fp.model import glm
 from dlm_bench.fp.optim import StopRule, optimise
-from dlm_bench.fp.sites import make_site
+from dlm_bench.gpmath.lgm import glm
+from dlm_bench.gpmath.sites import make_site
 
 
 def main(argv=None):

@@ -14,6 +14,8 @@ from importlib import resources
 from pathlib import Path
 from typing import List, Optional
 
+from .stopping import F_TOL, GRAD_TOL, MAX_ITERS
+
 
 @dataclass(frozen=True)
 class Domain:
@@ -276,9 +278,9 @@ class LgmConfig:
     lengthscale: Optional[float] = None
     outputscale: Optional[float] = None
     jitter: float = 1e-8  # relative to the outputscale, on K / K_uu
-    grad_tol: float = 1e-5
-    f_tol: float = 1e-9
-    max_iters: int = 500
+    grad_tol: float = GRAD_TOL  # stopping rule: config/stopping.py
+    f_tol: float = F_TOL
+    max_iters: int = MAX_ITERS
 
 
 @dataclass

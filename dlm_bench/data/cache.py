@@ -28,6 +28,7 @@ import threading
 from pathlib import Path
 
 from ..errors import Terminated
+from ..results.atomic import atomic_write_text
 from ..results.file_modes import honour_umask
 from .datasets import DatasetError
 
@@ -69,9 +70,7 @@ def write_sidecar(path: Path, members: list[Path] = (), sha256: str | None = Non
         "members": {str(m.relative_to(path.parent)): _stamp(m) + [sha256_of(m)] for m in members},
     }
     side = sidecar_path(path)
-    tmp = side.with_name(f".{side.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(record, indent=1) + "\n")
-    os.replace(tmp, side)
+    atomic_write_text(side, json.dumps(record, indent=1) + "\n")
     return record
 
 

@@ -3,31 +3,16 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
 
-from ..results.file_modes import honour_umask
+from ..results.atomic import atomic_write
 from . import cache
 from .datasets import Dataset, DatasetSpec
 from .fetch import FORMAT_VERSION, processed_path, writable_cache
 from .loading import parse_fetched
-
-
-def _save_atomic(path: Path, **arrays) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="." + path.name + ".", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-        honour_umask(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
 
 
 def load_large(spec: DatasetSpec, progress: Optional[bool] = None, force: bool = False,
@@ -42,6 +27,7 @@ def load_large(spec: DatasetSpec, progress: Optional[bool] = None, force: bool =
         return Dataset(spec.name, spec.task, X, y, names)
     writable_cache()
     ds = parse_fetched(spec, progress=progress, force=force, sources=sources)
-    _save_atomic(path, X=ds.X, y=ds.y, names=np.array(ds.feature_names, dtype=str))
+    names = np.array(ds.feature_names, dtype=str)
+    atomic_write(path, lambda fh: np.savez(fh, X=ds.X, y=ds.y, names=names))
     cache.write_sidecar(path)
     return ds

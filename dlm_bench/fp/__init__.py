@@ -2,10 +2,10 @@
 marginal maps for GLM / full GP / sparse GP), site expectations (E, rho, lambda), VLB and gradients, and the
 optimisers GRAD / FPb / FPi / FPi + FP-mean."""
 
-from .kernels import rbf
-from .model import LGM, Cov, full_gp, glm, sparse_gp
+from ..gpmath.kernels import rbf
+from ..gpmath.lgm import LGM, Cov, full_gp, glm, sparse_gp
 from .optim import OPTIMIZERS, OptResult, StopRule, optimise
-from .sites import SITES, make_site
+from ..gpmath.sites import SITES, make_site
 
 LGM_MODELS = ("lgm_glm", "lgm_gp", "lgm_sparse")
 

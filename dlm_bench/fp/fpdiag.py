@@ -11,8 +11,7 @@ from dataclasses import asdict
 import numpy as np
 import torch
 
-from .model import LGM, Cov
-from .optim import newton_step
+from ..gpmath.lgm import LGM, Cov, newton_step
 
 
 def fp_trace(model: LGM, m0: torch.Tensor, cov0: Cov, updates: int, newton: bool = False) -> tuple[list[dict], Cov]:

@@ -12,8 +12,8 @@ import numpy as np
 import scipy.optimize
 import torch
 
-from .kernels import rbf
-from .sites import Site
+from ..gpmath.kernels import rbf
+from ..gpmath.sites import Site
 
 REAL = ("gaussian", "laplace", "student_t")
 

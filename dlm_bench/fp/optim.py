@@ -21,17 +21,18 @@ import numpy as np
 import scipy.optimize
 import torch
 
+from ..config.stopping import F_TOL, GRAD_TOL, MAX_ITERS
 from ..errors import ConfigError
-from .model import LGM, Cov
+from ..gpmath.lgm import LGM, Cov, newton_step
 
 OPTIMIZERS = ("grad", "fpb", "fpi", "fpi_mean")
 
 
 @dataclass
 class StopRule:
-    grad_tol: float = 1e-5
-    f_tol: float = 1e-9
-    max_iters: int = 500
+    grad_tol: float = GRAD_TOL
+    f_tol: float = F_TOL
+    max_iters: int = MAX_ITERS
 
 
 @dataclass
@@ -55,31 +56,6 @@ class _Clock:
     def row(self, k, f, g, step):
         return {"iteration": k, "cpu_s": time.process_time() - self.c0, "wall_s": time.perf_counter() - self.w0,
                 "objective": f, "grad_inf": g, "step": step}
-
-
-def newton_step(model: LGM, m, cov: Cov, vq, armijo=1e-4, max_halvings=40):
-    """One damped Newton step on m at fixed V: direction (Sigma^-1 + D^T Gamma D)^-1 dF/dm with
-    Gamma = max(-lam, 0), then Armijo backtracking on F(m) = sum_i E_i - 1/2 (m-mu)^T Sigma^-1 (m-mu)."""
-
-    def f_m(mm):
-        s = model.site_expectations(model.a + model.Dm(mm), vq)
-        r = mm - model.mu
-        Sr = model.Sigma_solve(r)
-        return float(s.E.sum() - 0.5 * r @ Sr), s, Sr
-
-    F0, s, Sr = f_m(m)
-    g = model.Dt(s.rho) - Sr
-    gamma = (-s.lam).clamp_min(0.0)
-    delta = model.precision_solve(gamma, g)
-    slope = float(g @ delta)
-    t = 1.0
-    for _ in range(max_halvings):
-        m_new = m + t * delta
-        F1, _, _ = f_m(m_new)
-        if np.isfinite(F1) and F1 >= F0 + armijo * t * slope:
-            return m_new, F1 - F0
-        t *= 0.5
-    return m, 0.0
 
 
 def _state(model: LGM, m, cov: Cov):

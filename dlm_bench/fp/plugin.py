@@ -16,9 +16,9 @@ from omegaconf import DictConfig
 from ..errors import ConfigError
 from ..results.outcome import Outcome
 from . import frozen_hyperparameters as hyper
-from .model import full_gp, glm, sparse_gp
+from ..gpmath.lgm import full_gp, glm, sparse_gp
 from .optim import OPTIMIZERS, StopRule, optimise
-from .sites import SITES, make_site
+from ..gpmath.sites import SITES, make_site
 
 KIND = {"lgm_glm": "glm", "lgm_gp": "gp", "lgm_sparse": "sparse_gp"}
 PRIOR_VAR = {"flares": 0.001}  # GLM prior variance, paper L197 (0.1 otherwise)

@@ -19,7 +19,7 @@ registered likelihood, tests/unit/likelihoods/test_likelihood_contract.py):
   likelihood does not override it). Every such quantity is accurate to ~1e-9 nats against a dense float64
   grid for var / width^2 from 1e-4 to 1e4 (tests/unit/likelihoods/test_likelihood_accuracy.py, generated from the registry).
 * `expected_log_prob_and_derivatives(y, mu, var)` -> (E_q[log p], d/dmu, d/dvar) without autograd: what the
-  LGM sites (fp/sites.py) are built from.
+  LGM sites (gpmath/sites.py) are built from.
 
 Predictive metrics (dlm_bench/models/predictive_metrics.py): `metrics` names the metrics this likelihood's
 task reports, `raw_units` says whether the targets are normalised (then nll / mse get `_raw` twins),

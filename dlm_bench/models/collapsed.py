@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..util.linalg import jittered_cholesky
+from ..gpmath.cholesky import jittered_cholesky
 
 # Kuu's Cholesky jitter, relative to the mean of its diagonal (the prior variance).
 RELATIVE_JITTER = {torch.float64: 1e-6, torch.float32: 1e-4}

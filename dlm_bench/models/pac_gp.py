@@ -22,7 +22,7 @@ from ..config.schema import SparseQ
 from ..pac.bound import BOUNDS, grid_points, log_theta_size
 from ..pac.kl import kl_collapsed, kl_sparse
 from ..pac.losses import gibbs_risk
-from ..util.linalg import jittered_cholesky
+from ..gpmath.cholesky import jittered_cholesky
 from . import collapsed
 from .base import ModelBundle
 from .components import gaussian_likelihood, initial_inducing_points, initial_kernel
@@ -57,8 +57,7 @@ class PacGPBundle(ModelBundle):
 
     def _solve(self, X, y):
         K = self.kernel(X).to_dense()
-        eye = torch.eye(K.shape[-1], dtype=K.dtype, device=K.device)
-        Lc = torch.linalg.cholesky(K + self.noise * eye)
+        Lc, _ = jittered_cholesky(K, self.noise)
         alpha = torch.cholesky_solve(y.unsqueeze(-1), Lc).squeeze(-1)
         return K, Lc, alpha
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import torch
 
+from ..gpmath.cholesky import jittered_cholesky
 from . import collapsed, fused_rbf
 from .base import ModelBundle
 from .components import gaussian_likelihood, initial_kernel_and_inducing
@@ -45,8 +46,7 @@ class CollapsedBundle(ModelBundle):
         M x N matrix A never leaves it) and collapsed.vfe_from_stats. Kuu, its jitter and Cholesky are the same calls
         as `terms`; equal to `neg_log_marginal(self.terms(X, y))` to rounding (tests/unit/models/test_fused_rbf.py)."""
         Kuu = self.kernel(self.Z).to_dense()
-        eye = torch.eye(Kuu.shape[-1], dtype=Kuu.dtype, device=Kuu.device)
-        L = torch.linalg.cholesky(Kuu + collapsed.default_jitter(Kuu) * eye)
+        L, _ = jittered_cholesky(Kuu, collapsed.default_jitter(Kuu))
         P, v = fused_rbf.CollapsedRBFStats.apply(X, self.Z, self.kernel.base_kernel.lengthscale,
                                                   self.kernel.outputscale, L, y, self.BLOCK)
         kff_sum = self.kernel(X, diag=True).sum()

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..util.linalg import jittered_cholesky
+from ..gpmath.cholesky import jittered_cholesky
 
 
 @dataclass

@@ -14,14 +14,14 @@ FITC/VFE q(u) of eq. 11: S = (I + A D^{-1} A^T)^{-1}).
 
 from __future__ import annotations
 
-
 import torch
+
+from ..gpmath.cholesky import jittered_cholesky
 
 
 def kl_full_gp(K: torch.Tensor, noise: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     n = K.shape[-1]
-    eye = torch.eye(n, dtype=K.dtype, device=K.device)
-    Lc = torch.linalg.cholesky(K + noise * eye)
+    Lc, eye = jittered_cholesky(K, noise)
     alpha = torch.cholesky_solve(y.unsqueeze(-1), Lc).squeeze(-1)
     logdet_c = 2.0 * Lc.diagonal().log().sum()
     Linv = torch.linalg.solve_triangular(Lc, eye, upper=False)

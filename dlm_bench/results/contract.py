@@ -5,15 +5,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import platform
 import socket
 import subprocess
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .file_modes import honour_umask
+from .atomic import atomic_write_text
 
 SCHEMA = 1
 STATUSES = ("ok", "failed", "diverged")
@@ -59,23 +57,10 @@ def read_status(run_dir: Path) -> str | None:
         return None
 
 
-def _atomic_write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        honour_umask(tmp)  # mkstemp makes 0600; a group sharing the results directory must read them
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_run_json(run_dir: Path, record: RunRecord) -> Path:
     path = Path(run_dir) / "run.json"
     # allow_nan=False would reject a diverged run's NaN loss; NaN/inf become null instead.
-    _atomic_write_text(path, json.dumps(_finite_or_none(record.to_dict()), indent=2, sort_keys=False) + "\n")
+    atomic_write_text(path, json.dumps(_finite_or_none(record.to_dict()), indent=2, sort_keys=False) + "\n")
     return path
 
 
@@ -86,7 +71,7 @@ def write_curve_csv(run_dir: Path, rows: list[dict]) -> Path:
     writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
-    _atomic_write_text(path, buf.getvalue())
+    atomic_write_text(path, buf.getvalue())
     return path
 
 

@@ -19,7 +19,8 @@ import torch
 from torch import nn
 
 from ..errors import ConfigError
-from ..fp.kernels import sq_dist
+from ..gpmath.cholesky import CholeskyPolicy
+from ..gpmath.kernels import se_scaled
 from .likelihoods import SavigpLikelihood
 
 LOG_2PI = math.log(2 * math.pi)
@@ -49,8 +50,8 @@ class SEKernel(nn.Module):
         self.log_variance = nn.Parameter(torch.tensor(math.log(variance), dtype=torch.float64))
 
     def forward(self, X1, X2):
-        ell = self.log_lengthscale.clamp(max=LOG_UPPER).exp()  # ARD: the inputs scaled per dimension, then the
-        return self.log_variance.clamp(max=LOG_UPPER).exp() * torch.exp(-0.5 * sq_dist(X1 / ell, X2 / ell))  # shared distance
+        ell = self.log_lengthscale.clamp(max=LOG_UPPER).exp()
+        return se_scaled(X1, X2, ell, self.log_variance.clamp(max=LOG_UPPER).exp())
 
     def diag(self, X):
         return self.log_variance.clamp(max=LOG_UPPER).exp().expand(X.shape[0])
@@ -134,7 +135,8 @@ class Savigp(nn.Module):
     # ------------------------------------------------------------------ kernel terms
     def kzz_chol(self):
         eye = torch.eye(self.M, dtype=torch.float64, device=self.m.device)
-        return [torch.linalg.cholesky(k(z, z) + self.latent_noise * eye) for k, z in zip(self.kernels, self.Z)]
+        factor = CholeskyPolicy(self.latent_noise).factor
+        return [factor(k(z, z), eye) for k, z in zip(self.kernels, self.Z)]
 
     def projections(self, X, Ls=None):
         """A_j (N x M) and Ktilde_j (N) for every process."""

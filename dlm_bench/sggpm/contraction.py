@@ -28,8 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..fp.model import cholesky_jitter, tri
-from ..fp.sites import LogisticSite, OrdinalSite, PoissonSite
+from ..gpmath.cholesky import grown_cholesky
+from ..gpmath.lgm import tri
+from ..gpmath.sites import LogisticSite, OrdinalSite, PoissonSite
 from .model import JITTER, kernel, kernel_diag
 
 LIKELIHOODS = ("count", "binary", "ordinal")
@@ -194,7 +195,7 @@ def _rows(reps: int = 500, sizes=SIZES, likelihoods=LIKELIHOODS, kernels=KERNELS
             mean = prior_mean(kern)
             sf2 = poly_sf2 if kern == "poly2" else 1.0
             K = kernel(kern, X, X, ell, sf2)
-            Lf = cholesky_jitter(K, 1e-8 * float(K.diagonal().mean()))
+            Lf = grown_cholesky(K, 1e-8 * float(K.diagonal().mean()))
             f = mean + Lf @ torch.randn(n, generator=gen, dtype=torch.float64)
             for lik in likelihoods:
                 y = simulate_y(lik, f, gen)

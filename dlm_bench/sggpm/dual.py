@@ -22,8 +22,9 @@ import numpy as np
 import scipy.optimize
 import torch
 
+from ..config.stopping import F_TOL, GRAD_TOL, MAX_ITERS
 from ..errors import ConfigError
-from ..fp.sites import LogisticSite, PoissonSite
+from ..gpmath.sites import LogisticSite, PoissonSite
 from .optim import Fit
 
 EPS = 1e-12
@@ -86,7 +87,7 @@ def init_lambda(model, m_laplace=None):
     return torch.full_like(y, 1.0 if kind == "poisson" else 0.5)
 
 
-def fit_dual(model, lam0, tol=1e-5, prog=1e-9, max_iters=500, history=100, upper_bound: bool = True) -> Fit:
+def fit_dual(model, lam0, tol=GRAD_TOL, prog=F_TOL, max_iters=MAX_ITERS, history=100, upper_bound: bool = True) -> Fit:
     """L-BFGS-B on D(lambda) inside its domain. upper_bound=False (logistic only; sggpm.dual_upper_bound) is
     upstream's reading: its step rule (dual_max_step_func.m) keeps lambda > 0 only, and a step to lambda >= 1 finds
     D = +inf (calc_dualconj.m), which the line search must back out of. On musk it stalls after 10-14 iterations,

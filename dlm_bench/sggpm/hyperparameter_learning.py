@@ -19,7 +19,8 @@ import numpy as np
 import scipy.optimize
 import torch
 
-from ..fp.model import Cov, tri
+from ..config.stopping import F_TOL, GRAD_TOL
+from ..gpmath.lgm import Cov, tri
 from .laplace import laplace_mode, loglik_derivs
 from .model import JITTER, Hyp, kernel, sod_model, sparse_model
 
@@ -117,7 +118,7 @@ def _lbfgs(fun_t, theta0: np.ndarray, max_iters: int = HYP_MAX_ITERS):
         return -v, -g.numpy()
 
     res = scipy.optimize.minimize(fg, theta0, jac=True, method="L-BFGS-B",
-                                  options={"maxiter": max_iters, "gtol": 1e-5, "ftol": 1e-9})
+                                  options={"maxiter": max_iters, "gtol": GRAD_TOL, "ftol": F_TOL})
     return res.x, -float(res.fun), int(res.nit)
 
 

@@ -15,8 +15,8 @@ import math
 import torch
 from torch.nn.functional import logsigmoid
 
-from ..fp.model import Cov
-from ..fp.sites import LogisticSite, OrdinalSite, PoissonSite
+from ..gpmath.lgm import Cov
+from ..gpmath.sites import LogisticSite, OrdinalSite, PoissonSite
 
 
 def loglik_derivs(site, y, f):

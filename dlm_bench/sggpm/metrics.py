@@ -1,7 +1,7 @@
 """Predictive distributions and upstream's error metrics (compute_error_metric.m):
 MFE = mean over y != 0 of |y - y^| / y with y^ the predictive mean (counts); MZE = zero-one error with the
 predictive mode (binary: p(y_true | x) < 1/2; ordinal: mode != y); MNLPD = mean -log p(y | x).
-p(y | x) = int p(y | f) N(f | mu_*, s2_*) df in log space, by the site (fp/sites.py `log_predictive`: the likelihood
+p(y | x) = int p(y | f) N(f | mu_*, s2_*) df in log space, by the site (gpmath/sites.py `log_predictive`: the likelihood
 layer's rule, likelihoods/quadrature/ `log_marginal`, with the likelihood's features). Until 2026-11-25 it was
 Gauss-Hermite with 64 nodes, which is off by up to 0.1 in p(y | x) for the ordinal sites (slope 50: steps 1/50
 wide) at a predictive sd of 1-3, and for counts by up to 0.8 nats once sd >= 0.3 with y >= 15

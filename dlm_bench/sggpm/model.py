@@ -1,6 +1,6 @@
 """Sparse and subset-of-data (SoD) variational GGPMs (Sheth, Wang & Khardon, ICML 2015) on the LGM core.
 
-q(f_X, f_U) = p(f_X | f_U) N(f_U | m, V) (eq. 1). In the LGM notation (dlm_bench/fp/model.py) the prior is
+q(f_X, f_U) = p(f_X | f_U) N(f_U | m, V) (eq. 1). In the LGM notation (dlm_bench/gpmath/lgm.py) the prior is
 N(m_U, K_M) on the M active-set values and the marginals (eqs. 3a-b) are
     sparse:  m_qi = m_X(x_i) + k_iM K_M^-1 (m - m_U),  v_qi = K_ii - k_iM K_M^-1 k_Mi + d_i^T V d_i,
              d_i = K_M^-1 k_Mi, i.e. a_i = m_X(x_i) - d_i^T m_U, c_i = K_ii - k_iM K_M^-1 k_Mi
@@ -21,29 +21,29 @@ import numpy as np
 import torch
 
 from ..errors import ConfigError
-from ..fp.kernels import rbf, sq_dist
-from ..fp.model import LGM, tri
-from ..fp.sites import LogisticSite, OrdinalSite, PoissonSite, Site
+from ..gpmath.cholesky import CholeskyPolicy
+from ..gpmath.kernels import matern12, poly2, poly2_diag, rbf, sq_dist
+from ..gpmath.lgm import LGM, tri
+from ..gpmath.sites import LogisticSite, OrdinalSite, PoissonSite, Site
 
 JITTER = 1e-7  # compute_model.m: K_M + keps I, keps = 1e-7
 KERNELS = ("se", "matern12", "poly2")
 
 
 def kernel(name: str, X1, X2, ell, sf2):
-    """covSEiso (fp/kernels.rbf, shared with the FP models), covMaterniso(1) and a degree-2 polynomial kernel (the
-    supplement's Fig. 1 kernels)."""
+    """covSEiso, covMaterniso(1) and a degree-2 polynomial kernel (the supplement's Fig. 1 kernels; gpmath/kernels.py)."""
     if name == "se":
         return rbf(X1, X2, ell, sf2)
     if name == "matern12":
-        return sf2 * torch.exp(-torch.sqrt(sq_dist(X1, X2) + 1e-300) / ell)
+        return matern12(X1, X2, ell, sf2)
     if name == "poly2":
-        return sf2 * (X1 @ X2.T / ell**2 + 1.0) ** 2
+        return poly2(X1, X2, ell, sf2)
     raise ConfigError(f"unknown sggpm kernel {name!r}; valid choices: {', '.join(KERNELS)}")
 
 
 def kernel_diag(name: str, X, ell, sf2):
     if name == "poly2":
-        return sf2 * ((X * X).sum(1) / ell**2 + 1.0) ** 2
+        return poly2_diag(X, ell, sf2)
     return torch.full((X.shape[0],), float(sf2), dtype=X.dtype)
 
 
@@ -133,11 +133,8 @@ class GGPM(LGM):
 
 
 def chol_KM(hyp: Hyp, Z, jitter: float = JITTER):
-    K = kernel(hyp.kernel, Z, Z, hyp.ell, hyp.sf2) + jitter * torch.eye(Z.shape[0], dtype=Z.dtype)
-    L, info = torch.linalg.cholesky_ex(K)
-    if int(info):
-        raise torch.linalg.LinAlgError("K_M + 1e-7 I is not positive definite")
-    return L
+    """L of K_M + jitter I, no retry (upstream adds its 1e-7 once)."""
+    return CholeskyPolicy(jitter).factor(kernel(hyp.kernel, Z, Z, hyp.ell, hyp.sf2))
 
 
 def sparse_model(X, y, Z, site, hyp: Hyp, jitter: float = JITTER) -> GGPM:

@@ -10,7 +10,7 @@ iteration changed f = -VLB by <= 1e-9 or no block took a step (upstream's `makin
 Departure: upstream stops on the largest optimality each block reported when it finished; the m-block's is then
 stale (V has moved since), and on ucsdpeds1l that stops after one sweep 0.016 above the stored optimum. Here the
 m-part is the gradient at the end of the sweep, i.e. the joint first-order optimality.
-Newton on m: direction (K_M^-1 + D^T Gamma D)^-1 dF/dm with Armijo backtracking (fp.optim.newton_step), until
+Newton on m: direction (K_M^-1 + D^T Gamma D)^-1 dF/dm with Armijo backtracking (gpmath.lgm.newton_step), until
 ||dF/dm||_inf <= 1e-5 or the gain <= 1e-9 (minFunc 'newton' defaults).
 """
 
@@ -23,11 +23,11 @@ import numpy as np
 import scipy.optimize
 import torch
 
-from ..fp.model import Cov
-from ..fp.optim import newton_step
+from ..config.stopping import F_TOL, GRAD_TOL, MAX_ITERS
+from ..gpmath.lgm import Cov, newton_step
 
-OPT_TOL = 1e-5
-PROG_TOL = 1e-9
+OPT_TOL = GRAD_TOL
+PROG_TOL = F_TOL
 
 
 @dataclass
@@ -44,7 +44,7 @@ class Fit:
     extra: dict = field(default_factory=dict)
 
 
-def newton_m(model, m, cov, tol=OPT_TOL, prog=PROG_TOL, max_iters=500):
+def newton_m(model, m, cov, tol=OPT_TOL, prog=PROG_TOL, max_iters=MAX_ITERS):
     """m to convergence at fixed V. Returns (m, iterations, ||dF/dm||_inf)."""
     vq = model.marginals(m, cov)[1]
     k = 0
@@ -70,7 +70,7 @@ def dvlb_dV_inf(model, m, cov) -> float:
     return float(G.abs().max())
 
 
-def fp_block(model, m, cov, tol=OPT_TOL, prog=PROG_TOL, max_iters=500):
+def fp_block(model, m, cov, tol=OPT_TOL, prog=PROG_TOL, max_iters=MAX_ITERS):
     """V <- T(V) at fixed m. After a step V = (K^-1 + D^T Gamma_old D)^-1, so the gradient there is
     1/2 D^T diag(gamma_old - gamma_new) D, no inverse needed. Returns (cov, steps, optimality)."""
     opt = dvlb_dV_inf(model, m, cov)
@@ -93,7 +93,7 @@ def fp_block(model, m, cov, tol=OPT_TOL, prog=PROG_TOL, max_iters=500):
     return cov, k, opt
 
 
-def grad_block(model, m, L0, tol=OPT_TOL, prog=PROG_TOL, max_iters=500, history=100):
+def grad_block(model, m, L0, tol=OPT_TOL, prog=PROG_TOL, max_iters=MAX_ITERS, history=100):
     """L-BFGS on the lower-triangular L (V = L L^T) at fixed m. Returns (L, iterations, optimality)."""
     n = model.n
     idx = torch.tril_indices(n, n)

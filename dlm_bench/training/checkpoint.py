@@ -30,15 +30,15 @@ before identities were recorded has none and is resumed when it fits.
 
 from __future__ import annotations
 
-import os
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
+
+from ..results.atomic import atomic_write
 
 CHECKPOINT = "checkpoint.pt"
 PREFIX = "checkpoint"
@@ -86,18 +86,8 @@ class Checkpoint:
     def save(self, state: dict, progress: float) -> None:
         """torch.save to a temporary file in the same directory, fsync, os.replace: a reader (or a kill) sees the
         old checkpoint or the new one, never a torn one. progress: the fraction of training done (0..1)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, suffix=".tmp", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                torch.save({"format": FORMAT, "identity": self.identity, "progress": min(max(float(progress), 0.0), 1.0),
-                            **state}, fh)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        record = {"format": FORMAT, "identity": self.identity, "progress": min(max(float(progress), 0.0), 1.0), **state}
+        atomic_write(self.path, lambda fh: torch.save(record, fh), prefix=TMP_PREFIX)
         self._last = time.monotonic()
         self.saves += 1
 

@@ -34,7 +34,6 @@ import io
 import json
 import os
 import sys
-import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -42,6 +41,7 @@ from pathlib import Path
 import torch
 from omegaconf import DictConfig, OmegaConf
 
+from ..results.atomic import atomic_write
 from .trainer import TrainResult
 
 STORE_DIR = "_pretrain"
@@ -78,22 +78,6 @@ def pretrain_key(pre_cfg: DictConfig) -> str:
     d = key_fields(pre_cfg)
     digest = hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
     return f"{d['dataset']['name']}_{d['model']['name']}_seed{d['seed']}_{digest}"
-
-
-def _atomic_write(path: Path, write) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 _RESULT_FIELDS = ("status", "error", "iterations", "epochs", "converged", "wall_s", "final_loss", "curve")
@@ -218,11 +202,11 @@ class PretrainStore:
                         torch.save(state, buf)
                         blob = buf.getvalue()
                         digest = hashlib.sha256(blob).hexdigest()
-                        _atomic_write(state_path, lambda fh: fh.write(blob))
-                        _atomic_write(_sidecar(state_path),
+                        atomic_write(state_path, lambda fh: fh.write(blob))
+                        atomic_write(_sidecar(state_path),
                                       lambda fh: fh.write(f"{digest}  {state_path.name}\n".encode()))
                     meta = {k: getattr(result, k) for k in _RESULT_FIELDS}
-                    _atomic_write(meta_path, lambda fh: fh.write(json.dumps(meta, indent=1).encode()))
+                    atomic_write(meta_path, lambda fh: fh.write(json.dumps(meta, indent=1).encode()))
                     return result, False
                 finally:
                     lock.release()

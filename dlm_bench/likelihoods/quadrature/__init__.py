@@ -1,7 +1,7 @@
 """The one place where Gaussian expectations of a likelihood are integrated (issue 26).
 
 Every non-closed-form quantity of every likelihood goes through this package: the likelihoods of likelihoods/
-(ELBO and DLM terms, predictive densities and moments), the LGM sites (fp/sites.py), the uPS value and its
+(ELBO and DLM terms, predictive densities and moments), the LGM sites (gpmath/sites.py), the uPS value and its
 exact fallback sampler (estimators/ups.py), the estimator classes (estimators/quadrature.py). The panel rule,
 `AdaptiveRule` (panels.py), is the one that is accurate everywhere; two cheaper rules are used only where they are shown to
 be as accurate: Gauss-Hermite tiers for E_q[log p] of smooth likelihoods at small var (`expected_log_prob`'s

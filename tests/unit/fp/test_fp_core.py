@@ -421,7 +421,7 @@ def test_fig1_sign_map_conditions():
 def test_fpb_detects_a_two_cycle():
     """An operator that alternates between two covariances (a 2-cycle, Theorem 1) must end FPb's inner loop at
     once and be counted, where upstream's step-ratio test (ratio ~ 1) ran all 100 inner steps."""
-    from dlm_bench.fp.model import LGM
+    from dlm_bench.gpmath.lgm import LGM
 
     model, _ = _poisson_glm()
     A, B = Cov.from_chol(0.3 * torch.eye(5)), Cov.from_chol(0.5 * torch.eye(5))

@@ -7,7 +7,7 @@ import numpy as np
 import torch
 from scipy import stats
 
-from dlm_bench.fp.sites import GaussianSite
+from dlm_bench.gpmath.sites import GaussianSite
 
 
 def test_gaussian_site_on_the_layer_equals_its_former_formula_and_scipy():

@@ -11,7 +11,7 @@ import torch
 from scipy.special import expit, log_expit, log_ndtr
 
 from dlm_bench.fp.frozen_hyperparameters import laplace_log_marginal
-from dlm_bench.fp.sites import make_site
+from dlm_bench.gpmath.sites import make_site
 
 
 def _terms(lik, y, f):

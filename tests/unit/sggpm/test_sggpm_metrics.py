@@ -1,4 +1,4 @@
-"""SGGPM predictive probabilities p(y | x) = int p(y | f) N(f | mu, s2) df (fp/sites.py `log_predictive`, used by
+"""SGGPM predictive probabilities p(y | x) = int p(y | f) N(f | mu, s2) df (gpmath/sites.py `log_predictive`, used by
 sggpm/metrics.py) against scipy's
 adaptive quad split at the likelihood's kinks: the ordinal site at upstream's slope 50 (steps 1/50 wide) and the
 logistic site, predictive sd from 0.05 to 3. Gauss-Hermite-64, used before, is off by up to 0.1 here."""
@@ -12,7 +12,7 @@ from scipy.integrate import quad
 from scipy.special import expit
 from scipy.stats import norm
 
-from dlm_bench.fp.sites import make_site
+from dlm_bench.gpmath.sites import make_site
 from dlm_bench.sggpm.metrics import metrics
 
 THETA = [-1.0, -1 / 3, 1 / 3, 1.0]

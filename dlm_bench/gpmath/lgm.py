@@ -9,6 +9,9 @@ A covariance V is carried as a factor W with V = W^T W plus log|V| (class Cov): 
 W = L^T; for V = T(V_old) = L_S A^-1 L_S^T (A = I + L_S^T D^T Gamma D L_S) W = L_A^-1 L_S^T, so the FP
 operator never forms an inverse nor factorises an ill-conditioned T(V). Only Cholesky factors and
 triangular / Cholesky solves are used.
+
+The core of both LGM-based papers: the FP paper's optimisers (fp/) and the sparse GGPMs (sggpm/) build on this module,
+its sites (gpmath/sites.py) and newton_step; neither imports the other.
 """
 
 from __future__ import annotations
@@ -16,28 +19,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
+from .cholesky import grown_cholesky
 from .kernels import rbf
 from .sites import Site
 
 tri = torch.linalg.solve_triangular
-
-
-def cholesky_jitter(K: torch.Tensor, jitter: float = 0.0) -> torch.Tensor:
-    """Cholesky of K + jitter I; the jitter grows x10 (up to 1e-3 of the mean diagonal) if it fails."""
-    n = K.shape[0]
-    eye = torch.eye(n, dtype=K.dtype)
-    scale = float(K.diagonal().mean()) if n else 1.0
-    j = jitter
-    for _ in range(12):
-        L, info = torch.linalg.cholesky_ex(K + j * eye)
-        if int(info) == 0:
-            return L
-        j = max(10 * j, 1e-10 * scale)
-        if j > 1e-3 * scale:
-            break
-    raise torch.linalg.LinAlgError("matrix not positive definite even with jitter")
 
 
 @dataclass
@@ -175,6 +164,31 @@ class LGM:
         return Cov(self.L_S.T.clone(), self.logdet_S)
 
 
+def newton_step(model: LGM, m, cov: Cov, vq, armijo=1e-4, max_halvings=40):
+    """One damped Newton step on m at fixed V: direction (Sigma^-1 + D^T Gamma D)^-1 dF/dm with
+    Gamma = max(-lam, 0), then Armijo backtracking on F(m) = sum_i E_i - 1/2 (m-mu)^T Sigma^-1 (m-mu)."""
+
+    def f_m(mm):
+        s = model.site_expectations(model.a + model.Dm(mm), vq)
+        r = mm - model.mu
+        Sr = model.Sigma_solve(r)
+        return float(s.E.sum() - 0.5 * r @ Sr), s, Sr
+
+    F0, s, Sr = f_m(m)
+    g = model.Dt(s.rho) - Sr
+    gamma = (-s.lam).clamp_min(0.0)
+    delta = model.precision_solve(gamma, g)
+    slope = float(g @ delta)
+    t = 1.0
+    for _ in range(max_halvings):
+        m_new = m + t * delta
+        F1, _, _ = f_m(m_new)
+        if np.isfinite(F1) and F1 >= F0 + armijo * t * slope:
+            return m_new, F1 - F0
+        t *= 0.5
+    return m, 0.0
+
+
 # -- model constructors ---------------------------------------------------------------------------------
 def glm(X, y, site, prior_var: float) -> LGM:
     n = X.shape[1]
@@ -184,14 +198,14 @@ def glm(X, y, site, prior_var: float) -> LGM:
 
 def full_gp(X, y, site, lengthscale, outputscale, jitter=1e-8) -> LGM:
     K = rbf(X, X, lengthscale, outputscale)
-    L = cholesky_jitter(K, jitter * outputscale)
+    L = grown_cholesky(K, jitter * outputscale)
     return LGM(y, site, torch.zeros(X.shape[0], dtype=X.dtype), L, D=None, kind="gp")
 
 
 def sparse_gp(X, Z, y, site, lengthscale, outputscale, jitter=1e-8) -> LGM:
     """Fixed inducing inputs Z: d_i = K_uu^-1 k_ui by Cholesky solves, c_i = K_ii - k_iu K_uu^-1 k_ui."""
     Kuu = rbf(Z, Z, lengthscale, outputscale)
-    Luu = cholesky_jitter(Kuu, jitter * outputscale)
+    Luu = grown_cholesky(Kuu, jitter * outputscale)
     Kuf = rbf(Z, X, lengthscale, outputscale)
     D = torch.cholesky_solve(Kuf, Luu).T
     A = tri(Luu, Kuf, upper=False)
