@@ -231,8 +231,8 @@ def check_dataset_keys(cfg: DictConfig) -> None:
     data/api.py local_sources), except for a shipped one, where it would be ignored."""
     if cfg.dataset.name == "csv":
         return
-    given = [f"dataset.{k}" for k in USER_TABLE_KEYS if cfg.dataset.get(k) is not None]
-    if given:
+    given = [f"dataset.{k}" for k in ("path", *USER_TABLE_KEYS) if cfg.dataset.get(k) is not None]
+    if set(given) - {"dataset.path"}:  # a table's keys: the user's own file, with dataset=csv forgotten
         raise ConfigError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} read only with dataset=csv, but "
                           f"the dataset is {cfg.dataset.name!r} (a registered dataset); add dataset=csv to train on "
                           "your file, or remove them")
