@@ -145,6 +145,14 @@ def test_bench_batched_binary_smoke(args, scripts_path):
     assert bench_batched.main([*args, "--smoke"]) > 0
 
 
+def test_bench_pac_sgp_blocked_smoke(scripts_path):
+    """`--blocked` at its smallest size still takes two blocks of 2048 points (and asserts equal loss and gradient)."""
+    import bench_pac_sgp
+
+    ratio, seconds = bench_pac_sgp.main(["--blocked", "--smoke"])
+    assert ratio > 0 and seconds > 0
+
+
 def test_bench_peers_without_gpflow_is_one_line(scripts_path):
     """bench_peers.py needs .venv-peers' GPflow; without it, a config error (one line, exit 2 through entry.run)."""
     import bench_peers
