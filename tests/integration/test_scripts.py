@@ -145,6 +145,14 @@ def test_bench_batched_binary_smoke(args, scripts_path):
     assert bench_batched.main([*args, "--smoke"]) > 0
 
 
+def test_bench_pac_sgp_blocked_smoke(scripts_path):
+    """`--blocked` at its smallest size still takes two blocks of 2048 points (and asserts equal loss and gradient)."""
+    import bench_pac_sgp
+
+    ratio, seconds = bench_pac_sgp.main(["--blocked", "--smoke"])
+    assert ratio > 0 and seconds > 0
+
+
 def test_bench_peers_without_gpflow_is_one_line(scripts_path):
     """bench_peers.py needs .venv-peers' GPflow; without it, a config error (one line, exit 2 through entry.run)."""
     import bench_peers
@@ -272,3 +280,20 @@ def test_six_run_check_then_compare_runs(tmp_path, shared_data, scripts_path, mo
     assert r.returncode == 0, r.stderr[-2000:]
     assert len(list((tmp_path / "out").rglob("run.json"))) == 6
     assert in_process("compare_runs.py", [tmp_path / "out", tmp_path / "out"], monkeypatch) == 0
+
+
+@pytest.mark.parametrize("mirror", ["unset", "empty directory"])
+def test_bench_savigp_offline_without_its_data_is_one_line(mirror, tmp_path, scripts_path, monkeypatch, capsys):
+    """What `make bench` prints in a fresh clone (empty cache, no mirror): one `skipped` line, nothing sent over the
+    network (benchkit.missing_offline asks availability.locate without probing), and the summary goes on."""
+    import bench_savigp
+
+    monkeypatch.setenv("DLM_BENCH_DATA", str(tmp_path / "cache"))
+    if mirror == "unset":
+        monkeypatch.delenv("DLM_BENCH_MIRROR", raising=False)
+    else:
+        (tmp_path / "mirror").mkdir()
+        monkeypatch.setenv("DLM_BENCH_MIRROR", str(tmp_path / "mirror"))
+    why = bench_savigp.main(["--rounds", "1"])
+    assert isinstance(why, str) and why.startswith("skipped: needs dataset boston_savigp")
+    assert capsys.readouterr().out.strip().splitlines() == [f"SAVIGP ELBO: {why}"]
