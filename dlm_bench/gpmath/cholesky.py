@@ -34,8 +34,10 @@ class CholeskyPolicy:
     def factor(self, K: torch.Tensor, eye: torch.Tensor | None = None) -> torch.Tensor:
         """Lower L with L L^T = K + j I for the first j of the sequence that factors; LinAlgError when none does."""
         eye = identity_like(K) if eye is None else eye
+        if self.retries == 0:  # raises LinAlgError itself, as these callers always did; never reads info (meta device)
+            return torch.linalg.cholesky(K + self.jitter * eye)
         n = K.shape[-1]
-        scale = float(K.diagonal(dim1=-2, dim2=-1).mean()) if n and self.retries else 1.0
+        scale = float(K.diagonal(dim1=-2, dim2=-1).mean()) if n else 1.0
         j = self.jitter
         for _ in range(self.retries + 1):
             L, info = torch.linalg.cholesky_ex(K + j * eye)
@@ -44,8 +46,8 @@ class CholeskyPolicy:
             j = max(self.growth * j, self.floor * scale)
             if j > self.cap * scale:
                 break
-        tried = "" if self.retries == 0 else f" (jitter grown up to {self.cap:g} of the mean diagonal)"
-        raise torch.linalg.LinAlgError(f"{n} x {n} matrix + {float(self.jitter):g} I is not positive definite{tried}")
+        raise torch.linalg.LinAlgError(f"{n} x {n} matrix + {float(self.jitter):g} I is not positive definite (jitter grown "
+                                       f"up to {self.cap:g} of the mean diagonal)")
 
 
 def identity_like(K: torch.Tensor) -> torch.Tensor:
