@@ -133,6 +133,12 @@ PAIRED_COLUMNS = ["dataset", "train_size", "method", "baseline", "metric", "test
                   "p_value", "n_seeds", "wins"]
 
 
+def _by_seed(rows: pd.DataFrame) -> pd.DataFrame:
+    """A method's metrics indexed by seed; a seed with two runs (a rerun kept beside the first) is their mean, so
+    that each seed counts once in a paired test."""
+    return rows.drop(columns=["method"]).groupby("seed").mean(numeric_only=True)
+
+
 def paired(sel: pd.DataFrame, baseline: str) -> pd.DataFrame:
     """Each method against `baseline` per (dataset, train_size) over the seeds both have: mean of the per-seed
     difference method - baseline (every test metric here is lower-is-better: negative favours the method), its
@@ -141,13 +147,13 @@ def paired(sel: pd.DataFrame, baseline: str) -> pd.DataFrame:
     rows = []
     metrics = [m for m in TEST_METRICS if m in sel and sel[m].notna().any()]
     for (ds, n_train), cell in sel.groupby(["dataset", "train_size"], sort=True):
-        base = cell[cell["method"] == baseline].set_index("seed")
+        base = _by_seed(cell[cell["method"] == baseline])
         if base.empty:
             continue
         for method in dict.fromkeys(cell["method"]):
             if method == baseline:
                 continue
-            ours = cell[cell["method"] == method].set_index("seed")
+            ours = _by_seed(cell[cell["method"] == method])
             for metric in metrics:
                 pair = pd.concat([ours[metric].rename("m"), base[metric].rename("b")], axis=1, join="inner").dropna()
                 if pair.empty:
