@@ -19,7 +19,7 @@ LAYERS = [
     ("validation and registries", ["registry"]),
     ("model families and papers", ["models", "objectives", "estimators", "likelihoods", "pac", "fp", "sggpm", "savigp",
                                    "training"]),
-    ("leaves", ["data", "results", "config", "util", "errors", "__init__", "conf", "shipped_data"]),
+    ("leaves", ["data", "results", "config", "util", "errors", "__init__", "conf", "shipped_data", "papers"]),
 ]
 
 
