@@ -16,41 +16,8 @@ from typing import List, Optional
 
 from .stopping import F_TOL, GRAD_TOL, MAX_ITERS
 
+from .domains import AT_LEAST, AT_LEAST_OR_NULL, POSITIVE, Domain, at_least, one_of, ranged  # noqa: F401
 
-@dataclass(frozen=True)
-class Domain:
-    """The allowed values of one numeric or text setting, kept with the field (`field(metadata={"domain": ...})`)
-    and checked by one function, check_domains below, before anything runs. `message` is the
-    error's text, formatted with `key` (section.name), `value` and `value!r`."""
-
-    message: str
-    low: float | None = None
-    high: float | None = None
-    low_open: bool = False  # low < value (else low <= value)
-    high_open: bool = False  # value < high (else value <= high)
-    finite: bool = False  # nan and +-inf refused
-    nullable: bool = False  # None allowed
-    choices: tuple | None = None
-
-    def allows(self, value) -> bool:
-        if value is None:
-            return self.nullable
-        if self.choices is not None:
-            return value in self.choices
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return False
-        if self.finite and not math.isfinite(value):
-            return False
-        if math.isnan(value):
-            return False
-        if self.low is not None and not (self.low < value if self.low_open else self.low <= value):
-            return False
-        return self.high is None or (value < self.high if self.high_open else value <= self.high)
-
-
-POSITIVE = "{key} must be a finite number > 0, got {value}"
-AT_LEAST = "{key} must be an integer >= {low}, got {value}"
-AT_LEAST_OR_NULL = "{key} must be an integer >= {low} or null, got {value}"
 MAX_SAMPLES = 100_000  # savigp: Monte Carlo samples per point (the paper: 2000); beyond, the sample tensors exhaust memory
 MAX_COMPONENTS = 100  # savigp: MoG components (the paper: 1, 2)
 SAVIGP_TRANSFORMS = ("none", "center", "minmax")
@@ -58,22 +25,6 @@ SAVIGP_TRANSFORMS = ("none", "center", "minmax")
 
 # GPyTorch GaussianLikelihood's default noise constraint GreaterThan(1e-4): the floor of every run before model.noise_floor
 GPYTORCH_NOISE_FLOOR = 1e-4
-
-def ranged(default, message: str = POSITIVE, **domain):
-    """A dataclass field with its Domain; POSITIVE (finite, > 0) unless told otherwise."""
-    if message == POSITIVE and not domain:
-        domain = {"low": 0, "low_open": True, "finite": True}
-    low = domain.get("low")
-    return field(default=default, metadata={"domain": Domain(message.replace("{low}", f"{low:g}" if low is not None
-                                                                             else ""), **domain)})
-
-
-def at_least(default, low: int = 1, nullable: bool = False):
-    return ranged(default, AT_LEAST_OR_NULL if nullable else AT_LEAST, low=low, nullable=nullable)
-
-
-def one_of(default, choices: tuple, message: str):
-    return ranged(default, message, choices=choices)
 
 
 class Kernel(Enum):
@@ -243,12 +194,15 @@ class PacConfig:
     """PAC-GP paper (Reeb et al. 2018): loss, bound and hyperparameter grid. Used by objective=pac_kl|pac_sqrt
     and, with eval.pac=true (set by the PAC experiments), by the evaluation of every method (bound, Gibbs risks, KL/N with rounded theta)."""
 
-    epsilon: float = 0.6  # scale of the loss (accuracy goal, in standardised target units)
+    epsilon: float = ranged(0.6)  # scale of the loss (accuracy goal, in standardised target units)
     loss: PacLoss = PacLoss.zero_one
-    delta: float = 0.01  # the bound holds with probability >= 1 - delta
-    grid_L: float = 6.0  # ln theta rounded to {-L, -L + 2L/G, ..., L}
-    grid_G: int = 1200
-    round_digits: Optional[int] = None  # App. F: r decimals, i.e. G = 2 L 10^r (overrides grid_G when set)
+    delta: float = ranged(0.01, "{key} must be in (0, 1], got {value}", low=0, low_open=True,
+                          high=1)  # the bound holds with probability >= 1 - delta
+    grid_L: float = ranged(6.0)  # ln theta rounded to {-L, -L + 2L/G, ..., L}
+    grid_G: int = at_least(1200)
+    # App. F: r decimals, i.e. G = 2 L 10^r (overrides grid_G when set)
+    round_digits: Optional[int] = ranged(None, "{key} must be in 0..8 or null, got {value}", low=0, high=8,
+                                         nullable=True)
     round: bool = True  # round ln theta to the grid before evaluating (False: continuous theta, no valid bound)
     sparse_q: SparseQ = SparseQ.fitc  # model=pac_sgp: how Q(f_M) is parametrised
 
@@ -382,7 +336,9 @@ class SggpmConfig:
 
 
 @dataclass
-class Config:
+class CommonConfig:
+    """The settings every run has; Config adds the sections the papers declare (dlm_bench/papers/)."""
+
     dataset: DatasetConfig = field(default_factory=DatasetConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     objective: ObjectiveConfig = field(default_factory=ObjectiveConfig)
@@ -393,17 +349,37 @@ class Config:
     resume: ResumeConfig = field(default_factory=ResumeConfig)
     pac: PacConfig = field(default_factory=PacConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
-    lgm: LgmConfig = field(default_factory=LgmConfig)
-    savigp: SavigpConfig = field(default_factory=SavigpConfig)
-    sggpm: SggpmConfig = field(default_factory=SggpmConfig)
+    # after eval: each paper's own sections (lgm, savigp, sggpm, ...), added by with_paper_sections below
     paper: str = "dlm"
     experiment: str = "default"
-    report: Optional[str] = None  # the report spec (dlm_bench/report/layouts.py) an experiment's runs are drawn with
+    report: Optional[str] = None  # the report layout (a paper's dlm_bench/papers/<paper>.yaml) an experiment's runs are drawn with
     seed: int = 0
     device: Device = Device.auto
     dtype: DType = DType.float64
     results_dir: str = "results"
     run_dir: Optional[str] = None  # None: <results_dir>/<experiment>/<name derived from the config>
+
+
+def with_paper_sections(common=CommonConfig):
+    """The full config schema: `common`'s fields, and after `eval` each declared paper's own sections
+    (dlm_bench/papers/: discovered; LgmConfig, SavigpConfig, SggpmConfig for the shipped papers)."""
+    import dataclasses
+
+    from .papers import config_sections
+
+    fields = []
+    for f in dataclasses.fields(common):
+        default = ({"default_factory": f.default_factory} if f.default_factory is not dataclasses.MISSING
+                   else {"default": f.default})
+        fields.append((f.name, f.type, field(**default)))
+        if f.name == "eval":
+            fields += [(name, cls, field(default_factory=cls)) for name, cls in config_sections().items()]
+    config = dataclasses.make_dataclass("Config", fields)
+    config.__module__ = __name__  # its string annotations resolve in this module (OmegaConf's get_type_hints)
+    return config
+
+
+Config = with_paper_sections()
 
 
 def check_domains(cfg: DictConfig, sections: tuple[str, ...]) -> None:
@@ -435,10 +411,25 @@ def register_configs() -> None:
 
     cs = ConfigStore.instance()
     cs.store(name="base_config", node=Config)
+    register_paper_options(cs)
     # one `dataset` option per registered dataset (dlm_bench/data/catalog.py), plus the user's own table
     for name in dataset_options():
         node = DatasetConfig(name=name, task="regression") if name == "csv" else DatasetConfig(name=name)
         cs.store(group="dataset", name=name, node=node)
+
+
+def register_paper_options(cs) -> None:
+    """The options papers keep in their own conf folder (dlm_bench/papers/: Paper.conf), one per YAML file; a file
+    starting `# @package _global_` (an experiment) is merged at the top like conf/experiment/*.yaml."""
+    from omegaconf import OmegaConf
+
+    from .papers import conf_files
+
+    for group in GROUPS + ("experiment",):
+        for name, path in conf_files(group).items():
+            text = path.read_text()
+            package = "_global_" if text.lstrip().startswith("# @package _global_") else group
+            cs.store(group=group, name=name, node=OmegaConf.create(text), package=package)
 
 
 def dataset_options() -> list[str]:
@@ -477,4 +468,6 @@ def conf_dir() -> Path:
 def group_options(group: str) -> list[str]:
     if group == "dataset":  # generated from the dataset registry (register_configs)
         return dataset_options()
-    return sorted(p.stem for p in (conf_dir() / group).glob("*.yaml"))
+    from .papers import conf_files
+
+    return sorted({p.stem for p in (conf_dir() / group).glob("*.yaml")} | set(conf_files(group)))

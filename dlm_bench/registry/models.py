@@ -1,7 +1,7 @@
 """Every model kind a run can have, with the plugin the run harness calls for it (ModelSpec, capabilities.py), and
 the registry queries the harness and the combination rules share: which spec, which objective label, which config
-sections a model does not read, which method label. The objective, estimator and likelihood registries live in
-their packages; this module only connects model names to the model families and papers below it.
+sections a model does not read, which method label. The model kinds are declared by the papers (dlm_bench/papers/,
+discovered); the objective, estimator and likelihood registries live in their packages.
 """
 
 from __future__ import annotations
@@ -10,50 +10,11 @@ from omegaconf import DictConfig
 
 from ..config.capabilities import ModelSpec
 from ..errors import ConfigError
-from ..fp import plugin as lgm_plugin
-from ..models import plugin as trainer_plugin
+from ..config.papers import model_specs
 from ..results import labels
-from ..savigp import plugin as savigp_plugin
-from ..sggpm import plugin as sggpm_plugin
 
-_PAC = ("pac_kl", "pac_sqrt")
-_TRAINER = {"execute": trainer_plugin.execute, "check_config": trainer_plugin.check_config,
-            "check_data": trainer_plugin.check_data, "checkpoints": True}
-MODELS = {s.name: s for s in (
-    ModelSpec("svgp", ("elbo", "dlm", "sq_dlm"), **_TRAINER,
-              description="sparse variational GP (Hensman et al. 2015), any likelihood and estimator"),
-    ModelSpec("sgpr", ("elbo",), **_TRAINER, own_objective="elbo", collapsed=True, gaussian_only=True,
-              full_batch_only=True, zero_mean_only=True, pac_evaluable=True,
-              description="collapsed SGPR / VFE (Titsias 2009)"),
-    ModelSpec("fitc", ("elbo",), **_TRAINER, own_objective="fitc", collapsed=True, gaussian_only=True,
-              full_batch_only=True, zero_mean_only=True, pac_evaluable=True,
-              description="FITC (Snelson & Ghahramani 2006), collapsed"),
-    ModelSpec("exact_gp", ("elbo",), **_TRAINER, own_objective="mll", gaussian_only=True,
-              full_batch_only=True, zero_mean_only=True, pac_evaluable=True,
-              description="full GP on its marginal likelihood"),
-    ModelSpec("pac_gp", _PAC, **_TRAINER, gaussian_only=True, full_batch_only=True, zero_mean_only=True,
-              pac_evaluable=True, trained_on="a PAC-Bayes bound", paper="pac", description="full PAC-GP (Reeb et al. 2018)"),
-    ModelSpec("pac_sgp", _PAC, **_TRAINER, gaussian_only=True, full_batch_only=True, zero_mean_only=True,
-              pac_evaluable=True, trained_on="a PAC-Bayes bound", paper="pac",
-              description="sparse PAC-SGP (Reeb et al. 2018)"),
-    # Sheth & Khardon (2016): the extended LGM optimised by GRAD / FPb / FPi (lgm.*), with its own fit loop
-    *(ModelSpec(name, ("elbo",), execute=lgm_plugin.execute, check_config=lgm_plugin.check_config,
-                check_data=lgm_plugin.check_data, own_loop=True, own_objective="vlb", paper="fp",
-                label=lambda cfg: cfg.lgm.optimizer, config_section="lgm", description=f"extended LGM, {kind} (dlm_bench/lgm)")
-      for name, kind in (("lgm_glm", "GLM"), ("lgm_gp", "full GP"), ("lgm_sparse", "sparse GP, fixed inducing inputs"))),
-    # Dezfouli & Bonilla (2015): Q latent GPs, FG / MoG posteriors, black-box likelihoods (savigp.*)
-    ModelSpec("savigp", ("elbo",), execute=savigp_plugin.execute, check_config=savigp_plugin.check_config,
-              check_data=savigp_plugin.check_data, own_loop=True, own_objective="elbo", paper="savigp",
-              config_section="savigp", checkpoints=True, fit_size=savigp_plugin.fit_size,
-              size_keys=("savigp.num_inducing", "savigp.sparsity_factor"),
-              label=lambda cfg: f"{cfg.savigp.posterior}{cfg.savigp.components if cfg.savigp.posterior == 'mog' else ''}",
-              description="SAVIGP (dlm_bench/savigp)"),
-    # Sheth, Wang & Khardon (2015): sparse / SoD GGPM, Laplace, grad, dual, FP (sggpm.*)
-    ModelSpec("sggpm", ("elbo",), execute=sggpm_plugin.execute, check_config=sggpm_plugin.check_config,
-              check_data=sggpm_plugin.check_data, own_loop=True, own_objective="vlb", paper="sggpm",
-              config_section="sggpm", checkpoints=True, fit_size=sggpm_plugin.fit_size, size_keys=("sggpm.size_index",),
-              label=lambda cfg: cfg.sggpm.method, description="sparse variational GGPM (dlm_bench/sggpm)"),
-)}
+# every model kind of every declared paper (dlm_bench/papers/: discovered, none listed here)
+MODELS = {s.name: s for s in model_specs()}
 
 
 def model_spec(cfg: DictConfig) -> ModelSpec:

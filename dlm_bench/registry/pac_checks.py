@@ -4,10 +4,9 @@ pac/ (the bounds) and this check reads objectives.pac_evaluation."""
 
 from __future__ import annotations
 
-import math
-
 from omegaconf import DictConfig
 
+from ..config.schema import check_domains
 from ..errors import ConfigError
 from ..objectives import pac_evaluation  # objectives imports pac (the bounds): this check lives above both
 
@@ -19,12 +18,4 @@ def check_pac_settings(cfg: DictConfig) -> None:
         return
     if cfg.model.kernel.value != "rbf":
         raise ConfigError("the PAC-Bayes evaluation: the hyperparameter grid is defined for the SE kernel; use model.kernel=rbf")
-    p = cfg.pac
-    if not (p.epsilon is not None and math.isfinite(p.epsilon) and p.epsilon > 0):
-        raise ConfigError(f"pac.epsilon must be a finite number > 0, got {p.epsilon}")
-    if not (p.delta is not None and 0 < p.delta <= 1):
-        raise ConfigError(f"pac.delta must be in (0, 1], got {p.delta}")
-    if not (p.grid_L is not None and math.isfinite(p.grid_L) and p.grid_L > 0 and p.grid_G >= 1):
-        raise ConfigError(f"pac.grid_L must be a finite number > 0 and pac.grid_G >= 1, got {p.grid_L}, {p.grid_G}")
-    if p.round_digits is not None and not 0 <= p.round_digits <= 8:
-        raise ConfigError(f"pac.round_digits must be in 0..8 or null, got {p.round_digits}")
+    check_domains(cfg, ("pac",))  # epsilon, delta, grid_L, grid_G, round_digits: ranges declared with PacConfig

@@ -325,6 +325,8 @@ def validate_run(cfg: DictConfig, overrides: list[str] | None = None):
     check_combination(cfg)
     check_pac_settings(cfg)
     check_unused_settings(cfg)
+    if spec.config_section is not None:  # its own section's ranges and choices (field metadata), for every paper
+        check_domains(cfg, (spec.config_section,))
     if spec.check_config is not None:
         spec.check_config(cfg)
     return spec

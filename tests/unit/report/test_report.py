@@ -94,7 +94,7 @@ def test_figure_that_matches_no_run_is_not_drawn_and_the_index_says_so(tmp_path,
     from dlm_bench.report import layouts as specs
 
     write_runs(tmp_path / "res", experiment="dlm_demo")
-    panel = specs.fig1_panel("fig1d_ringnorm", "ringnorm", "exact")  # no ringnorm run among them
+    panel = next(s for s in specs.SPECS["dlm_classification"] if s.name == "fig1d_ringnorm")  # no ringnorm run among them
     monkeypatch.setitem(specs.SPECS, "dlm_demo", specs.SPECS["dlm_demo"] + (panel,))
     out = tmp_path / "out"
     out.mkdir()
