@@ -12,15 +12,20 @@ from ..config.capabilities import ModelSpec
 from ..errors import ConfigError
 from ..fp import plugin as lgm_plugin
 from ..models import plugin as trainer_plugin
+from ..models.beta_group import BETA_GROUP
+from ..models.fixed import resolve_auto_pretrain
+from ..models.task_defaults import resolve_task_defaults
+from ..objectives import pac_evaluation as _pac_evaluation
 from ..results import labels
 from ..savigp import plugin as savigp_plugin
 from ..sggpm import plugin as sggpm_plugin
 
 _PAC = ("pac_kl", "pac_sqrt")
 _TRAINER = {"execute": trainer_plugin.execute, "check_config": trainer_plugin.check_config,
-            "check_data": trainer_plugin.check_data, "checkpoints": True}
+            "check_data": trainer_plugin.check_data, "checkpoints": True,
+            "task_defaults": resolve_task_defaults, "name_defaults": resolve_auto_pretrain}
 MODELS = {s.name: s for s in (
-    ModelSpec("svgp", ("elbo", "dlm", "sq_dlm"), **_TRAINER,
+    ModelSpec("svgp", ("elbo", "dlm", "sq_dlm"), **_TRAINER, beta_group=BETA_GROUP,
               description="sparse variational GP (Hensman et al. 2015), any likelihood and estimator"),
     ModelSpec("sgpr", ("elbo",), **_TRAINER, own_objective="elbo", collapsed=True, gaussian_only=True,
               full_batch_only=True, zero_mean_only=True, pac_evaluable=True,
@@ -96,6 +101,12 @@ def paper_of(cfg: DictConfig) -> str:
     configured `paper` (an experiment's, default dlm)."""
     spec = MODELS.get(cfg.model.name)
     return (spec.paper if spec is not None and spec.paper else None) or cfg.paper
+
+
+def pac_evaluation(cfg: DictConfig) -> bool:
+    """Whether a run gets the PAC-Bayes metrics (eval.pac, or an objective whose spec says pac_bound): the harness
+    asks the registry, not the objectives package."""
+    return _pac_evaluation(cfg)
 
 
 def unused_sections(cfg: DictConfig) -> set[str]:
