@@ -9,12 +9,13 @@ directory; for fixed methods stage 1 once for the batch (and stored, training/st
 per member the ordinary evaluation (models/plugin.py evaluate) and record fields. A batch whose step fails as a whole
 (BatchFailed: a Cholesky error) hands its unfinished members to services.unbatched.
 
-The batch: ONE set of tensors with a leading batch dimension B (GPyTorch batch shapes): per-member q(u) (variational mean [B, M], Cholesky [B, M, M]); for joint methods also per-member
-kernel hyperparameters, Z [B, M, D] and noise; for fixed methods the stage-1 SVGP is trained once and its
-kernel matrices (chol K_ZZ, A = L^-1 K_ZX) are shared by every member. The loss is the sum over members of
-each member's own loss, so the gradient of member b's slice is member b's gradient, and Adam (elementwise)
-makes exactly the unbatched update; members start from the unbatched run's initial state (same seed, same
-RNG draws). Each step equals the unbatched step to rounding (batched kernels sum in another order); over
+The batch: ONE set of tensors with a leading batch dimension B (GPyTorch batch shapes): per-member q(u) (variational
+mean [B, M], Cholesky [B, M, M]); for joint methods also per-member kernel hyperparameters, Z [B, M, D] and noise;
+for fixed methods the stage-1 SVGP is trained once and its kernel matrices (chol K_ZZ, A = L^-1 K_ZX) are shared by
+every member. The loss is the sum over members of each member's own loss, so the gradient of member b's slice is
+member b's gradient, and Adam (elementwise) makes exactly the unbatched update; members start from the unbatched
+run's initial state (same seed, same RNG draws).
+Each step equals the unbatched step to rounding (batched kernels sum in another order); over
 thousands of Adam steps a member whose training is chaotic (loss spikes) can drift from the unbatched run as a
 run on another BLAS would. Each member keeps its own StoppingRule: after an iteration in which members stopped
 (converged, max_iters or a non-finite loss, which keeps its state before the step) the batch shrinks to the

@@ -1,9 +1,9 @@
 """The run harness: one run of any model kind, the same path for all five papers.
 
-    execute(cfg) -> (RunRecord, run_dir)
+    execute(cfg, beta_indices=None, overrides=None) -> (RunRecord, run_dir)
 
-1. validation (before anything is loaded): the beta grid flag, the family's task defaults (ModelSpec.task_defaults), then the
-   validation pipeline (validation.validate_run: numbers, group choices, combination rules, PAC settings, the
+1. validation (before anything is loaded): the beta grid flag, the family's task defaults (ModelSpec.task_defaults),
+   then the validation pipeline (validation.validate_run: numbers, group choices, combination rules, PAC settings, the
    family's declared check); the results directory is created and probed;
 2. a batched beta grid (objective.beta_batch, where the model's family offers one: ModelSpec.beta_group) goes to
    run/batched.py, which hands the group to the family and writes every member through the same record writer;
