@@ -35,6 +35,38 @@ class ModelSpec:
     fit_size: Optional[Callable] = None
     size_keys: tuple[str, ...] = ()
     description: str = ""
+    # (cfg) -> None: settings whose default depends on the dataset's task (model.likelihood, model.mean, the default
+    # protocol), filled in place before validation and before the run is named (idempotent); None: its own defaults
+    task_defaults: Optional[Callable] = None
+    # (cfg) -> None: on the copy a run name is hashed from, `auto` settings resolved as the run resolves them (a
+    # fixed-hyperparameter run's stage-1 model), so the name says what runs
+    name_defaults: Optional[Callable] = None
+    # the batched beta grid (objective.beta_batch) when the family offers it: see BetaGroup
+    beta_group: Optional["BetaGroup"] = None
+
+
+@dataclass(frozen=True)
+class BetaGroup:
+    """A family's batched beta grid: every beta of one (dataset, split, method, seed) trained in one model, each member
+    written by the run harness as the ordinary run (run/batched.py holds the harness's part: locks, which members,
+    the data, the records). The family gets the harness's services as a GroupServices and imports nothing above it."""
+    requested: Callable  # (cfg) -> bool: this run trains its beta group in one batch
+    check: Callable  # (cfg) -> None: ConfigError for settings a batch cannot train (before any folder is made)
+    full_batch: Callable  # (cfg, n_train) -> bool: the group batches at this training size (else the point runs alone)
+    # (cfg, members [(k, cfg_k, run_dir)], prep, device, dtype, services) -> {k: services.write(...) or
+    # services.unbatched(...)}: trains the members and hands each one's Outcome to the harness
+    train: Callable
+
+
+@dataclass(frozen=True)
+class GroupServices:
+    """What the run harness lends a family's BetaGroup.train (callbacks, so the family does not import run/)."""
+    # (cfg_k, run_dir, outcome, threads, error=None) -> (record, run_dir): member k's record built and written
+    # (error: an exception of its evaluation, recorded with its traceback as a failed run)
+    write: Callable
+    unbatched: Callable  # (cfg_k) -> (record, run_dir): member k run as the ordinary, unbatched run
+    apply_threads: Callable  # (n, num_inducing, batch_size) -> threads: the harness's thread rule, applied
+    group_dir: object  # Path: the group's own directory (its checkpoints go there)
 
 
 @dataclass(frozen=True)

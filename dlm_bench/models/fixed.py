@@ -35,6 +35,13 @@ def resolve_pretrain_model(cfg: DictConfig) -> str:
     return "sgpr" if lik == "gaussian" and mean == "zero" else "svgp"
 
 
+def resolve_auto_pretrain(cfg: DictConfig) -> None:
+    """ModelSpec.name_defaults of the Trainer models: a fixed run's `objective.pretrain_model=auto` resolved in place
+    (resolve_pretrain_model), so the run name hashes the stage-1 model that runs."""
+    if cfg.objective.hyperparameters is Hyperparameters.fixed and cfg.objective.get("pretrain_model") == "auto":
+        cfg.objective.pretrain_model = resolve_pretrain_model(cfg)
+
+
 def pretrain_config(cfg: DictConfig) -> DictConfig:
     """The stage-1 model whose hyperparameters a fixed run adopts: same model settings, ELBO, beta=1, exact;
     SVGP, or the collapsed SGPR (full batch, trainer.lr) for objective.pretrain_model=sgpr (auto: regression).

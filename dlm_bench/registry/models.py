@@ -59,6 +59,14 @@ def paper_of(cfg: DictConfig) -> str:
     return (spec.paper if spec is not None and spec.paper else None) or cfg.paper
 
 
+def pac_evaluation(cfg: DictConfig) -> bool:
+    """Whether a run gets the PAC-Bayes metrics (eval.pac, or an objective whose spec says pac_bound): the harness
+    asks the registry, not the objectives package."""
+    from ..objectives import pac_evaluation as objectives_pac_evaluation  # on use: the objectives import torch
+
+    return objectives_pac_evaluation(cfg)
+
+
 def unused_sections(cfg: DictConfig) -> set[str]:
     """Config sections owned by models other than the one that runs (left out of its run name)."""
     spec = MODELS.get(cfg.model.name)

@@ -4,7 +4,7 @@ cache's .npz files and their sidecars.
 Decided once:
 * temporary file: tempfile.mkstemp in the target's own directory (same file system, so os.replace is atomic), named
   `{prefix}{random}.tmp` with prefix `.{target name}.` (hidden; a caller whose cleaner globs one prefix passes it,
-  the checkpoints: training/checkpoint.TMP_PREFIX);
+  the checkpoints: results/checkpoint_files.TMP_PREFIX);
 * fsync before the rename, always: a reader, a kill or a power cut sees the old file or the new one, never a torn
   one (the price, one flush per write, is small next to what these files hold);
 * mode: what open(path, "w") would have made (0666 & ~umask), not mkstemp's 0600, so a group sharing a results

@@ -1,12 +1,12 @@
 """The run harness: one run of any model kind, the same path for all five papers.
 
-    execute(cfg) -> (RunRecord, run_dir)
+    execute(cfg, beta_indices=None, overrides=None) -> (RunRecord, run_dir)
 
-1. validation (before anything is loaded): the beta grid flag, the task defaults of the Trainer models, then the
-   validation pipeline (validation.validate_run: numbers, group choices, combination rules, PAC settings, the
+1. validation (before anything is loaded): the beta grid flag, the family's task defaults (ModelSpec.task_defaults),
+   then the validation pipeline (validation.validate_run: numbers, group choices, combination rules, PAC settings, the
    family's declared check); the results directory is created and probed;
-2. a batched beta grid (objective.beta_batch) goes to run/batched.py, which trains the group and writes every
-   member through the same record writer;
+2. a batched beta grid (objective.beta_batch, where the model's family offers one: ModelSpec.beta_group) goes to
+   run/batched.py, which hands the group to the family and writes every member through the same record writer;
 3. seeding, device and dtype (RunContext.create); data: the dataset is loaded and the family's data check runs;
 4. the model family's plugin (ModelSpec.execute(cfg, ctx)) fits and evaluates, filling ctx.outcome; it calls
    ctx.apply_threads (the thread rule, recorded) and ctx.begin_training (the clock; from there on an exception is a
@@ -31,7 +31,6 @@ from omegaconf import DictConfig
 from ..config.beta_grid import OutsideBetaGrid, apply_beta_grid_flag
 from ..data import DatasetError
 from ..errors import ConfigError
-from ..models.task_defaults import resolve_task_defaults
 from ..registry.models import model_spec
 from ..registry.validation import check_writable, validate_run
 from ..results.contract import RunRecord
@@ -41,33 +40,28 @@ from .naming import checkpoint_identity, run_dir_for
 from .record import build_record, probe_run_dir, record_failure, remove_if_empty, write_run
 
 
-def job_overrides() -> list[str]:
-    """The overrides of the Hydra job this process runs (a sweep's grid point), or none outside a job."""
-    try:
-        from hydra.core.hydra_config import HydraConfig
-
-        return list(HydraConfig.get().overrides.task)
-    except Exception:  # not inside a Hydra job (dlm-bench run composes and checks its own overrides)
-        return []
-
-
 def validate_point(cfg: DictConfig, overrides: list[str] | None = None):
     """Step 1 on `cfg` (mutated like a run: beta grid flag, task defaults): its ModelSpec, or a one-line error.
-    overrides: the point's command-line overrides (default: this Hydra job's), for validation.check_choices."""
+    overrides: the point's command-line overrides (a sweep job's: sweeps/hydra_job.py; default none), for
+    validation.check_choices."""
     spec = model_spec(cfg)
     apply_beta_grid_flag(cfg.objective)
-    if not spec.own_loop:
-        resolve_task_defaults(cfg)
-    validate_run(cfg, job_overrides() if overrides is None else overrides)
+    if spec.task_defaults is not None:  # the Trainer models: likelihood, mean and protocol from the task
+        spec.task_defaults(cfg)
+    validate_run(cfg, [] if overrides is None else overrides)
     return spec
 
 
-def execute(cfg: DictConfig) -> tuple[RunRecord, Path]:
-    spec = validate_point(cfg)
+def execute(cfg: DictConfig, beta_indices: list[int] | None = None,
+            overrides: list[str] | None = None) -> tuple[RunRecord, Path]:
+    """One run. Passed in by a sweep job (sweeps/hydra_job.py; the harness reads no Hydra state): beta_indices, the
+    sweep's beta indices, the members of a batched beta group (None: the full grid); overrides, the job's, for
+    validate_point."""
+    spec = validate_point(cfg, overrides)
     previous = signals.install()
     try:
-        if batched.requested(cfg):  # objective.beta_batch: the whole beta group in one model
-            return batched.execute_group(cfg, execute)
+        if batched.requested(cfg):  # objective.beta_batch: the whole beta group in one model (its family's)
+            return batched.execute_group(cfg, spec, execute, beta_indices)
         return _execute_single(cfg, spec)
     finally:
         signals.restore(previous)

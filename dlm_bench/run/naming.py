@@ -14,10 +14,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from .. import data
 from ..config.schema import GPYTORCH_NOISE_FLOOR, Hyperparameters
-from ..models.fixed import resolve_pretrain_model
-from ..models.task_defaults import resolve_task_defaults
-from ..objectives import pac_evaluation
-from ..registry.models import MODELS, name_label, unused_sections
+from ..registry.models import MODELS, name_label, pac_evaluation, unused_sections
 
 
 def config_dict(cfg: DictConfig) -> dict:
@@ -75,10 +72,10 @@ def run_name(cfg: DictConfig, resolve: bool = True) -> str:
     (resolve=False names a configuration that cannot be resolved, for its failure record)."""
     cfg = copy.deepcopy(cfg)
     spec = MODELS.get(cfg.model.name)
-    if resolve and not (spec is not None and spec.own_loop):  # models with their own loop: own defaults
-        resolve_task_defaults(cfg)
-    if cfg.objective.hyperparameters is Hyperparameters.fixed and cfg.objective.get("pretrain_model") == "auto":
-        cfg.objective.pretrain_model = resolve_pretrain_model(cfg)
+    if resolve and spec is not None and spec.task_defaults is not None:  # own-loop models: their own defaults
+        spec.task_defaults(cfg)
+    if spec is not None and spec.name_defaults is not None:  # a fixed run's stage-1 model (auto -> svgp / sgpr)
+        spec.name_defaults(cfg)
     d = config_dict(cfg)
     if cfg.objective.hyperparameters is not Hyperparameters.fixed:  # no stage 1: its settings change nothing
         for key in ("pretrain_model", "pretrain_epochs", "pretrain_beta"):

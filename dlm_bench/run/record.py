@@ -15,7 +15,7 @@ from ..errors import ConfigError, ResultsNotWritten
 from ..registry.models import method_of, objective_label, paper_of
 from ..results.contract import RunRecord, env_info, write_curve_csv, write_run_json
 from ..results.outcome import Outcome
-from ..training.checkpoint import TMP_PREFIX, remove_checkpoints
+from ..results.checkpoint_files import TMP_PREFIX, remove_checkpoints
 from .naming import config_dict
 
 TRAIN_DEFAULTS = {"iterations": 0, "epochs": 0, "converged": False, "wall_s": 0.0, "final_loss": None}
@@ -106,7 +106,7 @@ def _write_files(run_dir: Path, record: RunRecord, out: Outcome, tb: str | None)
         (run_dir / "traceback.txt").write_text(tb)
     write_curve_csv(run_dir, out.curve)
     write_run_json(run_dir, record)
-    remove_checkpoints(run_dir)  # the run is done: its training checkpoints (training/checkpoint.py) go
+    remove_checkpoints(run_dir)  # the run is done: its training checkpoints (results/checkpoint_files.py) go
 
 
 def write_run(run_dir: Path, record: RunRecord, out: Outcome, tb: str | None = None) -> Path:
@@ -140,9 +140,10 @@ def write_run(run_dir: Path, record: RunRecord, out: Outcome, tb: str | None = N
 
 
 def record_failure(out: Outcome, err: BaseException) -> str:
-    """Mark `out` failed by `err`; returns the traceback text."""
+    """Mark `out` failed by `err`; returns the traceback text (err's own, so a caller may record an exception it
+    caught earlier: a batched member's evaluation error, models/beta_group.py)."""
     out.status, out.error = "failed", f"{type(err).__name__}: {err}"
-    return traceback.format_exc()
+    return "".join(traceback.format_exception(type(err), err, err.__traceback__))
 
 
 def failure_record(cfg: DictConfig, err: BaseException) -> tuple[RunRecord, Path]:

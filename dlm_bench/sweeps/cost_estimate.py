@@ -425,7 +425,7 @@ class _Objective(dict):
 def batched_point(config: dict) -> bool:
     """The point trains in a batched beta group (objective.beta_batch on a full-batch SVGP grid point)."""
     o = config["objective"]
-    from ..run.batched import full_batch  # the harness's rule: minibatch points run unbatched
+    from ..models.beta_group import full_batch  # the SVGP family's rule: minibatch points run unbatched
 
     minibatch = not full_batch((config.get("trainer") or {}).get("batch_size"), n_train(config))
     return bool(o.get("beta_batch")) and o.get("beta_index") is not None and config["model"]["name"] == "svgp" \

@@ -86,7 +86,8 @@ def _pending_members(cfg: DictConfig, config: dict) -> int:
     from ..config.beta_grid import beta_grid
     from ..results.contract import read_status
     from ..run import run_dir_for
-    from ..run.batched import member_config, sweep_beta_indices
+    from ..run.batched import member_config
+    from .hydra_job import sweep_beta_indices
     from .cost_estimate import n_train
 
     n = n_train(config)

@@ -23,6 +23,7 @@ from ..run.progress import progress
 from ..run.record import failure_record
 from ..run.signals import check_not_terminated, install
 from ..util.locks import SWEEP_ID_ENV, RunLock, holder
+from .hydra_job import job_overrides, sweep_beta_indices
 from .deadline import defer_reason, stop_at_deadline
 from .progress import announce
 from .watchdog import in_joblib_worker, watch_parent
@@ -149,7 +150,7 @@ def _execute_point(cfg: DictConfig, run_dir: Path) -> str:
     """harness.execute for a sweep point: its outcome, with a progress line; failures recorded."""
     try:
         with stop_at_deadline(cfg):  # sweep --time-limit: a checkpointing point stops there, to resume later
-            record, _ = execute(cfg)
+            record, _ = execute(cfg, sweep_beta_indices(), job_overrides())
         progress(run_dir, record.status, record.metrics, record.train.get("total_wall_s", record.train.get("wall_s")))
         return record.status
     except RunningElsewhere:

@@ -14,10 +14,10 @@ import uuid
 from collections import Counter
 from contextlib import ExitStack
 
-from ..run.batched import INDICES_ENV, command_line_beta_indices
 from ..run.signals import raise_terminated, reset, stop_workers
 from ..util.environ import environ_set
 from ..util.locks import SWEEP_ID_ENV
+from .hydra_job import INDICES_ENV, command_line_beta_indices
 from .hydra_app import main_hydra
 from .job import sweep_job
 from .progress import PROGRESS_ENV, Monitor, Progress
@@ -31,7 +31,7 @@ def run_sweep(overrides: list[str], shown: Progress | None = None) -> Counter:
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, raise_terminated) if main_thread else None
     announced = ExitStack()  # restored in `finally`: a later sweep in this process sees none of it
-    announced.enter_context(environ_set(INDICES_ENV, command_line_beta_indices(overrides)))  # batched.py's group
+    announced.enter_context(environ_set(INDICES_ENV, command_line_beta_indices(overrides)))  # batched groups
     announced.enter_context(environ_set(SWEEP_PID_ENV, str(os.getpid())))  # joblib's workers: watch_parent
     # recorded in the run locks its jobs take: a job can tell a point this sweep trains from one another sweep does
     announced.enter_context(environ_set(SWEEP_ID_ENV, uuid.uuid4().hex))

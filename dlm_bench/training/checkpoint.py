@@ -39,10 +39,7 @@ import numpy as np
 import torch
 
 from ..results.atomic import atomic_write
-
-CHECKPOINT = "checkpoint.pt"
-PREFIX = "checkpoint"
-TMP_PREFIX = ".checkpoint."  # temporary files of an interrupted save (removed by the next load)
+from ..results.checkpoint_files import CHECKPOINT, PREFIX, TMP_PREFIX, remove_checkpoints  # noqa: F401 (names in a leaf)
 FORMAT = 1
 IDENTITY_KEYS = ("run", "config")  # what run/naming.py checkpoint_identity records
 
@@ -160,12 +157,3 @@ def mismatch(module: torch.nn.Module, saved) -> str | None:
         if shape is not None and tuple(shape) != tuple(value.shape):
             return f"it does not fit this model ({key} has shape {list(shape)}, this run's {list(value.shape)})"
     return None
-
-
-def remove_checkpoints(directory: Path) -> None:
-    """Every checkpoint (and interrupted save) in `directory`: called once its run.json is written."""
-    directory = Path(directory)
-    if not directory.is_dir():
-        return
-    for path in list(directory.glob(f"{PREFIX}*.pt")) + list(directory.glob(f"{TMP_PREFIX}*.tmp")):
-        path.unlink(missing_ok=True)

@@ -1,4 +1,4 @@
-"""objective.beta_batch (dlm_bench/run/batched.py) with the non-conjugate likelihoods of the DLM paper's
+"""objective.beta_batch (dlm_bench/run/batched.py, models/beta_group.py) with the non-conjugate likelihoods of the DLM paper's
 classification and count experiments (probit, Poisson-exp) and the unwhitened strategy (model.whiten=false).
 
 * exact estimator (closed form or quadrature): every member equals the unbatched run (same seed), as for the
@@ -134,7 +134,8 @@ def test_experiments_batch_their_beta_grid_methods(experiment):
     """beta_batch is on (smoke variants inherit it); every beta-grid method is supported, the ELBO at beta = 1
     (method=elbo, off the grid) runs unbatched."""
     from dlm_bench.config.beta_grid import apply_beta_grid_flag
-    from dlm_bench.run.batched import check_supported, full_batch, requested
+    from dlm_bench.models.beta_group import check_supported, full_batch
+    from dlm_bench.run.batched import requested
     from tests.helpers import sweeper_params
 
     data = sweeper_params(experiment)["dlm_data"].split(",")[0]

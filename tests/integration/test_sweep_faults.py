@@ -193,7 +193,7 @@ def test_an_error_of_the_machine_is_not_written_as_the_points_result(tmp_path, m
 
     exc = {"DatasetError": DatasetError, "PermissionError": PermissionError, "ConfigError": ConfigError}[err]
 
-    def refuse(cfg):
+    def refuse(cfg, *passed):  # sweep_job passes the beta indices and overrides of its Hydra job
         raise exc("cannot download cadata (no connection)")
 
     monkeypatch.setattr(job, "execute", refuse)
@@ -201,7 +201,7 @@ def test_an_error_of_the_machine_is_not_written_as_the_points_result(tmp_path, m
     assert job.sweep_job(cfg) == "not_run"
     assert not list(tmp_path.rglob("run.json"))
 
-    def crash(cfg):
+    def crash(cfg, *passed):
         raise RuntimeError("a bug of this point")
 
     monkeypatch.setattr(job, "execute", crash)

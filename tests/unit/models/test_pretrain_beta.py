@@ -102,7 +102,7 @@ def test_same_with_the_collapsed_sgpr_or_a_batched_group_is_refused():
     with pytest.raises(UserError, match="one or same"):
         compose_config(SVGP_STAGE1 + ["objective.pretrain_beta=half"])
     compose_config(["method=dlm", "objective.pretrain_beta=same", *SMALL])  # a joint run: nothing to refuse
-    from dlm_bench.run.batched import check_supported
+    from dlm_bench.models.beta_group import check_supported
 
     check_supported(compose_config(SVGP_STAGE1 + ["objective.beta_batch=true"]))
     with pytest.raises(ConfigError, match="pretrain_beta"):
