@@ -430,17 +430,6 @@ GROUPS = ("dataset", "model", "objective", "estimator", "trainer", "protocol", "
 GROUPS += ("dlm_data", "method")
 
 
-def register_configs() -> None:
-    from hydra.core.config_store import ConfigStore  # here, not at import: --help and completion read the schema
-
-    cs = ConfigStore.instance()
-    cs.store(name="base_config", node=Config)
-    # one `dataset` option per registered dataset (dlm_bench/data/catalog.py), plus the user's own table
-    for name in dataset_options():
-        node = DatasetConfig(name=name, task="regression") if name == "csv" else DatasetConfig(name=name)
-        cs.store(group="dataset", name=name, node=node)
-
-
 def dataset_options() -> list[str]:
     """The `dataset` group's options: the registered datasets' names, read from the dataset manifest itself
     (dlm_bench/data/catalog.yaml, the file data/catalog.py registers) without loading the data package and its
@@ -475,6 +464,6 @@ def conf_dir() -> Path:
 
 
 def group_options(group: str) -> list[str]:
-    if group == "dataset":  # generated from the dataset registry (register_configs)
+    if group == "dataset":  # generated from the dataset registry (sweeps/compose.py register_configs)
         return dataset_options()
     return sorted(p.stem for p in (conf_dir() / group).glob("*.yaml"))
