@@ -28,3 +28,10 @@ class TimeLimitReached(Terminated):
 class ResultsNotWritten(RuntimeError):
     """A finished run whose run directory could not be written; its files went to the fallback place the message
     names (`<results_dir>/.rescued/<run name>/`, else the temp directory). One line, exit 1."""
+
+
+class UserError(Exception):
+    """A mistake on the command line (a key, a value, a combination): printed by the CLI as one line, exit 2."""
+
+
+USAGE_EXIT = 2  # the exit status of a UserError (and of argparse's usage errors)

@@ -191,7 +191,8 @@ def sweeper_params(experiment: str) -> dict:
     from hydra.core.global_hydra import GlobalHydra
     from omegaconf import OmegaConf
 
-    from dlm_bench.config.schema import conf_dir, register_configs
+    from dlm_bench.config.schema import conf_dir
+    from dlm_bench.sweeps.compose import register_configs
 
     register_configs()
     GlobalHydra.instance().clear()

@@ -406,18 +406,6 @@ GROUPS = ("dataset", "model", "objective", "estimator", "trainer", "protocol", "
 GROUPS += ("dlm_data", "method")
 
 
-def register_configs() -> None:
-    from hydra.core.config_store import ConfigStore  # here, not at import: --help and completion read the schema
-
-    cs = ConfigStore.instance()
-    cs.store(name="base_config", node=Config)
-    register_paper_options(cs)
-    # one `dataset` option per registered dataset (dlm_bench/data/catalog.py), plus the user's own table
-    for name in dataset_options():
-        node = DatasetConfig(name=name, task="regression") if name == "csv" else DatasetConfig(name=name)
-        cs.store(group="dataset", name=name, node=node)
-
-
 def register_paper_options(cs) -> None:
     """The options papers keep in their own conf folder (dlm_bench/papers/: Paper.conf), one per YAML file; a file
     starting `# @package _global_` (an experiment) is merged at the top like conf/experiment/*.yaml."""
@@ -466,7 +454,7 @@ def conf_dir() -> Path:
 
 
 def group_options(group: str) -> list[str]:
-    if group == "dataset":  # generated from the dataset registry (register_configs)
+    if group == "dataset":  # generated from the dataset registry (sweeps/compose.py register_configs)
         return dataset_options()
     from .papers import conf_files
 

@@ -1,4 +1,6 @@
-"""The one place in dlm_bench that touches Hydra's private API (`hydra._internal`).
+"""The sweep's Hydra: the multirun (launch) and the grid expansion its plan shares with it; the one place in
+dlm_bench that touches Hydra's private API (`hydra._internal`). Composition for one run, the override grammar and
+Hydra's error wording live in sweeps/compose.py.
 
 Why private: Hydra's public entry point (`@hydra.main`) exits the process and drops the jobs' return values, which
 the sweep's skipped / run / failed summary needs, and the public `compose` API cannot expand a sweep grid the way
@@ -22,7 +24,8 @@ def main_hydra() -> Iterator[object]:
     from hydra._internal.utils import create_config_search_path
     from hydra.core.global_hydra import GlobalHydra
 
-    from ..config.schema import conf_dir, register_configs
+    from ..config.schema import conf_dir
+    from .compose import register_configs
 
     register_configs()
     version.setbase("1.3")
@@ -38,3 +41,34 @@ def split_arguments(parsed: list) -> list[list[str]]:
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 
     return [list(point) for batch in BasicSweeper.split_arguments(parsed, None) for point in batch]
+
+
+def multirun(overrides: list[str], task_function) -> list:
+    """Hydra's multirun of conf/ with `overrides`: every grid point's job, as batches of JobReturns."""
+    with main_hydra() as hydra:
+        return hydra.multirun(config_name="config", task_function=task_function, overrides=overrides)
+
+
+def expand(hydra, overrides: list[str], leave_out=lambda key: False):
+    """(master config, override parser, every grid point's overrides in BasicSweeper order, the swept keys):
+    hydra.sweeper.params of the composed config (less the keys `leave_out` names), then the command line."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.types import RunMode
+    from omegaconf import OmegaConf
+
+    master = hydra.compose_config("config", overrides, run_mode=RunMode.MULTIRUN, with_log_configuration=False)
+    params = [f"{k}={v}" for k, v in (master.hydra.sweeper.get("params") or {}).items() if not leave_out(k)]
+    params += list(OmegaConf.to_container(master.hydra.overrides.task, resolve=False))
+    parser = OverridesParser.create(config_loader=hydra.config_loader)
+    parsed = parser.parse_overrides(params)
+    return master, parser, split_arguments(parsed), {o.get_key_element() for o in parsed if o.is_sweep_override()}
+
+
+def experiment_params(overrides: list[str]) -> dict:
+    """The sweeper params (hydra.sweeper.params) of the experiment the overrides name, composed from it alone."""
+    from hydra.types import RunMode
+
+    chosen = [o for o in overrides if o.partition("=")[0].lstrip("+~") == "experiment"]
+    with main_hydra() as hydra:
+        master = hydra.compose_config("config", chosen, run_mode=RunMode.MULTIRUN, with_log_configuration=False)
+        return dict(master.hydra.sweeper.get("params") or {})

@@ -9,17 +9,9 @@ from __future__ import annotations
 
 import os
 
+from .compose import job_overrides, swept_values  # noqa: F401  (job_overrides: the job's overrides, for sweep_job)
+
 INDICES_ENV = "DLM_BENCH_SWEEP_BETA_INDICES"
-
-
-def job_overrides() -> list[str]:
-    """The overrides of the Hydra job this process runs (a sweep's grid point), or none outside a job."""
-    try:
-        from hydra.core.hydra_config import HydraConfig
-
-        return list(HydraConfig.get().overrides.task)
-    except Exception:  # not inside a Hydra job (dlm-bench run composes and checks its own overrides)
-        return []
 
 
 def command_line_beta_indices(overrides: list[str]) -> str | None:
@@ -33,16 +25,5 @@ def command_line_beta_indices(overrides: list[str]) -> str | None:
 def sweep_beta_indices() -> list[int] | None:
     """The beta indices of the sweep this job belongs to: the command line's objective.beta_index sweep, else
     the experiment's hydra.sweeper.params; None outside a Hydra job (then the group is the full grid)."""
-    try:
-        from hydra.core.hydra_config import HydraConfig
-
-        params = HydraConfig.get().sweeper.get("params") or {}
-    except Exception:  # not inside a Hydra job
-        return None
-    value = os.environ.get(INDICES_ENV) or params.get("objective.beta_index")
-    if value is None:
-        return None
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
-    o = OverridesParser.create().parse_override(f"objective.beta_index={value}")
-    return [int(v) for v in o.sweep_iterator()] if o.is_sweep_override() else [int(o.value())]
+    values = swept_values("objective.beta_index", os.environ.get(INDICES_ENV))
+    return None if values is None else [int(v) for v in values]

@@ -22,8 +22,10 @@ from ..run.batched import RunningElsewhere, group_lock, requested
 from ..run.progress import progress
 from ..run.record import failure_record
 from ..run.signals import check_not_terminated, install
+from ..util.logline import numbered
 from ..util.locks import SWEEP_ID_ENV, RunLock, holder
 from .hydra_job import job_overrides, sweep_beta_indices
+from .compose import job_number
 from .deadline import defer_reason, stop_at_deadline
 from .progress import announce
 from .watchdog import in_joblib_worker, watch_parent
@@ -66,15 +68,17 @@ def point_state(cfg: DictConfig, run_dir: Path | None = None) -> tuple[str, Path
 
 def sweep_job(cfg: DictConfig) -> str:
     """One grid point. Never raises for a failing configuration (it is recorded); returns an OUTCOME. A job that
-    trains tells the sweep's progress display when it starts and ends (progress.announce)."""
+    trains tells the sweep's progress display when it starts and ends (progress.announce). Its log lines and
+    events carry Hydra's job number, passed in here (util/logline.py numbered)."""
     started: list = []
     outcome = "interrupted"  # what the progress line says when the job unwinds (Ctrl-C, SIGTERM) without an outcome
-    try:
-        outcome = _sweep_job(cfg, started)
-        return outcome
-    finally:
-        if started or outcome in ("skipped", "running_elsewhere"):
-            announce("end", _announced_as(cfg, outcome, started))
+    with numbered(job_number()):
+        try:
+            outcome = _sweep_job(cfg, started)
+            return outcome
+        finally:
+            if started or outcome in ("skipped", "running_elsewhere"):
+                announce("end", _announced_as(cfg, outcome, started))
 
 
 def _announced_as(cfg: DictConfig, outcome: str, started: list) -> str:

@@ -18,7 +18,7 @@ from ..run.signals import raise_terminated, reset, stop_workers
 from ..util.environ import environ_set
 from ..util.locks import SWEEP_ID_ENV
 from .hydra_job import INDICES_ENV, command_line_beta_indices
-from .hydra_app import main_hydra
+from .hydra_app import multirun
 from .job import sweep_job
 from .progress import PROGRESS_ENV, Monitor, Progress
 from .watchdog import SWEEP_PID_ENV
@@ -39,8 +39,7 @@ def run_sweep(overrides: list[str], shown: Progress | None = None) -> Counter:
         announced.enter_context(environ_set(PROGRESS_ENV, str(shown.path)))
         announced.enter_context(Monitor(shown))
     try:
-        with main_hydra() as hydra:
-            batches = hydra.multirun(config_name="config", task_function=sweep_job, overrides=overrides)
+        batches = multirun(overrides, sweep_job)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: no worker may go on training without us
         # the resource trackers are left to exit with us (their pipe closes): killed, loky relaunches one at exit
         # that prints a leak warning and KeyError tracebacks for every semaphore it is told to forget (issue 58)

@@ -11,7 +11,8 @@ from typing import NamedTuple
 from ..config.beta_grid import OutsideBetaGrid, apply_beta_grid_flag
 from ..errors import ConfigError, NotApplicable
 from ..run import config_dict, run_dir_for, run_name
-from .hydra_app import main_hydra, split_arguments
+from .compose import compose_errors, point_message
+from .hydra_app import expand, main_hydra
 from .job import point_state
 
 DRY_RUN_WORDS = {
@@ -58,7 +59,7 @@ def plan_sweep(overrides: list[str], compose_each: bool = False) -> list[Planned
     the composed config, then the command-line sweeps). compose_each: compose every point with Hydra (slow; tests)."""
     out = []
     with main_hydra() as hydra:
-        master, parser, points, sweeps = _expand(hydra, overrides)
+        master, parser, points, sweeps = expand(hydra, overrides)
         every = max(1, len(points) // 10) if len(points) >= PROGRESS_FROM else 0
         composed: dict[tuple, object] = {}
         for i, point in enumerate(points):
@@ -69,38 +70,13 @@ def plan_sweep(overrides: list[str], compose_each: bool = False) -> list[Planned
     return out
 
 
-def _expand(hydra, overrides: list[str], leave_out=lambda key: False):
-    """(master config, override parser, every grid point's overrides in BasicSweeper order, the swept keys):
-    hydra.sweeper.params of the composed config (less the keys `leave_out` names), then the command line."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.types import RunMode
-    from omegaconf import OmegaConf
-
-    master = hydra.compose_config("config", overrides, run_mode=RunMode.MULTIRUN, with_log_configuration=False)
-    params = [f"{k}={v}" for k, v in (master.hydra.sweeper.get("params") or {}).items() if not leave_out(k)]
-    params += list(OmegaConf.to_container(master.hydra.overrides.task, resolve=False))
-    parser = OverridesParser.create(config_loader=hydra.config_loader)
-    parsed = parser.parse_overrides(params)
-    return master, parser, split_arguments(parsed), {o.get_key_element() for o in parsed if o.is_sweep_override()}
-
-
-def experiment_params(overrides: list[str]) -> dict:
-    """The sweeper params (hydra.sweeper.params) of the experiment the overrides name, composed from it alone."""
-    from hydra.types import RunMode
-
-    chosen = [o for o in overrides if o.partition("=")[0].lstrip("+~") == "experiment"]
-    with main_hydra() as hydra:
-        master = hydra.compose_config("config", chosen, run_mode=RunMode.MULTIRUN, with_log_configuration=False)
-        return dict(master.hydra.sweeper.get("params") or {})
-
-
 def first_runnable_point(overrides: list[str], leave_out=lambda key: False) -> list[str]:
     """Every override of the first grid point (BasicSweeper order) that `dlm-bench sweep <overrides>` runs rather
     than skips as not applicable (a method without beta at a beta index above 0; not in the paper); the first point
     when none is. Swept keys that `leave_out` names are not swept. Composes once per distinct set of group choices
     met on the way, as plan_sweep does."""
     with main_hydra() as hydra:
-        master, parser, points, _ = _expand(hydra, overrides, leave_out)
+        master, parser, points, _ = expand(hydra, overrides, leave_out)
         composed: dict[tuple, object] = {}
         for point in points:
             if _plan_point(hydra, master, parser, list(point), "", composed, False).state not in SKIPPED:
@@ -111,9 +87,7 @@ def first_runnable_point(overrides: list[str], leave_out=lambda key: False) -> l
 def _plan_point(hydra, master, parser, point: list[str], shown: str, composed: dict, compose_each: bool):
     import copy
 
-    from hydra.errors import HydraException
     from omegaconf import OmegaConf, open_dict
-    from omegaconf.errors import OmegaConfBaseException
 
     from ..data import DatasetError
     from ..run import validate_point
@@ -145,14 +119,8 @@ def _plan_point(hydra, master, parser, point: list[str], shown: str, composed: d
         return PlannedPoint(shown, name, state, None, tuple(point), config)
     except NotApplicable as err:
         return PlannedPoint(shown, None, "not_applicable", str(err), tuple(point))
-    except (ConfigError, DatasetError, ValueError, HydraException, OmegaConfBaseException) as err:
-        return PlannedPoint(shown, None, "invalid", _one_line(err), tuple(point))
-
-
-def _one_line(err: BaseException) -> str:
-    text = " ".join(ln.strip() for ln in str(err).splitlines() if ln.strip()
-                    and not ln.strip().startswith(("full_key:", "object_type=", "reference_type=")))
-    return text or type(err).__name__
+    except (ConfigError, DatasetError, ValueError, *compose_errors()) as err:
+        return PlannedPoint(shown, None, "invalid", point_message(err), tuple(point))
 
 
 SHORT = {"outside_grid": "not applicable", "not_applicable": "not in the paper", "no_data": "without data"}

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from ..util.locks import pid_alive
+from ..util.logline import current_job
 
 PROGRESS_ENV = "DLM_BENCH_PROGRESS_FILE"
 POLL_S = 0.5
@@ -35,15 +36,11 @@ ELSEWHERE = ("running_elsewhere", "done_elsewhere")  # end events of jobs anothe
 
 
 def announce(event: str, outcome: str = "") -> None:
-    """In a job: append this job's start / end to the sweep's events file (nothing outside a sweep)."""
+    """In a job: append this job's start / end to the sweep's events file (nothing outside a sweep, nor outside a
+    numbered job: a test calling sweep_job directly). The number is the one sweep_job passed to util/logline.py."""
     path = os.environ.get(PROGRESS_ENV)
-    if not path:
-        return
-    try:
-        from hydra.core.hydra_config import HydraConfig
-
-        num = HydraConfig.get().job.num
-    except Exception:  # not a Hydra job (a test calling sweep_job directly)
+    num = current_job()
+    if not path or num is None:
         return
     line = f"{event} {num} {time.time():.3f} {outcome}\n".encode()
     try:

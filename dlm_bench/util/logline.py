@@ -1,23 +1,39 @@
 """The `[dlm-bench] #k ...` lines a run prints to a sweep's log (a leaf: the run harness, the Trainer and the paper
 packages print them). A sweep's jobs may run in other processes (joblib, SLURM): each prints its own, tagged with
-its Hydra job number, the number Hydra's launch line gives the job's overrides under."""
+its Hydra job number, the number Hydra's launch line gives the job's overrides under; the sweep's job passes it in
+(`numbered`), so this leaf knows nothing of Hydra."""
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 HEARTBEAT_ENV = "DLM_BENCH_HEARTBEAT_S"  # seconds between trainer.progress=lines lines (default 600)
 
 
-def job_tag() -> str:
-    """'#k ' inside a Hydra job (a sweep point), '' outside one."""
-    try:
-        from hydra.core.hydra_config import HydraConfig
+_JOB: list = [None]  # the number of the sweep job this process runs (None: not a sweep job)
 
-        return f"#{HydraConfig.get().job.num} "
-    except Exception:  # outside a Hydra job
-        return ""
+
+@contextmanager
+def numbered(job: int | None) -> Iterator[None]:
+    """Lines printed inside carry '#job ' (a sweep's job: sweeps/job.py passes Hydra's job number)."""
+    before, _JOB[0] = _JOB[0], job
+    try:
+        yield
+    finally:
+        _JOB[0] = before
+
+
+def current_job() -> int | None:
+    """The number of the sweep's job this process runs (None outside one)."""
+    return _JOB[0]
+
+
+def job_tag() -> str:
+    """'#k ' inside a sweep's job k, '' outside one."""
+    return "" if _JOB[0] is None else f"#{_JOB[0]} "
 
 
 def log_line(text: str) -> None:

@@ -1,4 +1,5 @@
-"""Light commands stay light (issue 75): help, the listings and shell completion import neither torch nor gpytorch.
+"""Light commands stay light (issue 75): help, the listings and shell completion import neither torch, gpytorch nor
+hydra (composition is sweeps/compose.py's, imported when a command runs: issue 72).
 Each runs in its own interpreter under `python -X importtime`, whose stderr lists every module imported, in the
 order imported, as it happens (completion ends with os._exit, after which nothing could be asked). CPU time is
 measured by `make bench`, not here."""
@@ -12,7 +13,7 @@ import sys
 
 import pytest
 
-HEAVY = ("torch", "gpytorch")
+HEAVY = ("torch", "gpytorch", "hydra")
 COMMANDS = [["--help"], ["run", "--help"], ["sweep", "--help"], ["fetch", "--help"], ["report", "--help"],
             ["datasets"], ["experiments"]]
 

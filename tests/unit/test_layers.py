@@ -194,6 +194,40 @@ def test_a_paper_package_imports_nothing_from_the_harness_or_sweeps():
     assert bad == []
 
 
+# Hydra at the edge (issue 72): composition, the override grammar and Hydra's error wording in sweeps/compose.py, the
+# multirun in sweeps/hydra_app.py; everything below gets what it needs from Hydra passed in.
+HYDRA_AT_THE_EDGE = {"sweeps.compose", "sweeps.hydra_app"}
+# read HydraConfig themselves until the harness is handed the job's overrides and the sweep's beta indices
+# (sweeps/compose.py job_overrides, swept_values); wired when the harness branch lands, then emptied
+HYDRA_NOT_YET_PASSED_IN = {"run.harness", "run.batched"}
+
+
+def hydra_importers(sources: dict[str, str]) -> set[str]:
+    """The modules (name -> source) that import hydra anywhere in the file, inside functions too."""
+    found = set()
+    for mod, text in sources.items():
+        for node in ast.walk(ast.parse(text)):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            if any(n == "hydra" or n.startswith("hydra.") for n in names):
+                found.add(mod)
+    return found
+
+
+def test_the_hydra_import_finder_finds_a_planted_one():
+    planted = {"a": "def f():\n    from hydra.core.hydra_config import HydraConfig\n",
+               "b": "import hydra\n", "c": "from omegaconf import OmegaConf  # hydra in a comment\n",
+               "d": "from .hydra_app import main_hydra\n"}
+    assert hydra_importers(planted) == {"a", "b"}
+
+
+def test_only_the_edge_imports_hydra():
+    found = hydra_importers({module_name(p): p.read_text() for p in PKG.rglob("*.py")})
+    print(f"modules importing hydra: {', '.join(sorted(found))}")
+    assert found - HYDRA_NOT_YET_PASSED_IN == HYDRA_AT_THE_EDGE
+    assert len(found - HYDRA_NOT_YET_PASSED_IN) <= 3
+
+
 def test_report_does_not_import_torch():
     out = subprocess.run([sys.executable, "-c", "import dlm_bench.report, sys; print('torch' in sys.modules)"],
                          capture_output=True, text=True, check=True)
