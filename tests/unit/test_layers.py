@@ -197,9 +197,7 @@ def test_a_paper_package_imports_nothing_from_the_harness_or_sweeps():
 # Hydra at the edge (issue 72): composition, the override grammar and Hydra's error wording in sweeps/compose.py, the
 # multirun in sweeps/hydra_app.py; everything below gets what it needs from Hydra passed in.
 HYDRA_AT_THE_EDGE = {"sweeps.compose", "sweeps.hydra_app"}
-# read HydraConfig themselves until the harness is handed the job's overrides and the sweep's beta indices
-# (sweeps/compose.py job_overrides, swept_values); wired when the harness branch lands, then emptied
-HYDRA_NOT_YET_PASSED_IN = {"run.harness", "run.batched"}
+
 
 
 def hydra_importers(sources: dict[str, str]) -> set[str]:
@@ -224,8 +222,8 @@ def test_the_hydra_import_finder_finds_a_planted_one():
 def test_only_the_edge_imports_hydra():
     found = hydra_importers({module_name(p): p.read_text() for p in PKG.rglob("*.py")})
     print(f"modules importing hydra: {', '.join(sorted(found))}")
-    assert found - HYDRA_NOT_YET_PASSED_IN == HYDRA_AT_THE_EDGE
-    assert len(found - HYDRA_NOT_YET_PASSED_IN) <= 3
+    assert found == HYDRA_AT_THE_EDGE
+    assert len(found) <= 3
 
 
 def test_report_does_not_import_torch():
