@@ -40,9 +40,14 @@ def read_lgm_mat(path: Path) -> tuple[np.ndarray, np.ndarray]:
 
 
 def read_mat_variable(path: Path, name: str) -> np.ndarray:
+    return np.asarray(load_mat(path)[name])
+
+
+def load_mat(path: Path, **kw) -> dict:
+    """scipy.io.loadmat, imported here on use (the registry imports this module without scipy)."""
     import scipy.io
 
-    return np.asarray(scipy.io.loadmat(path)[name])
+    return scipy.io.loadmat(path, **kw)
 
 
 def read_libsvm(path: Path, n_features: int, max_rows: int | None = None) -> tuple[np.ndarray, np.ndarray]:

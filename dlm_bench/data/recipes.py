@@ -204,7 +204,7 @@ def airline(paths):
 
 @parser
 def usps35(paths):
-    m = P.scipy.io.loadmat(paths[0])
+    m = P.load_mat(paths[0])
     X = np.hstack([m["train_patterns"], m["test_patterns"]]).T
     labels = np.hstack([m["train_labels"], m["test_labels"]]).argmax(axis=0)  # one-of-10 (+1/-1) rows
     keep = (labels == 3) | (labels == 5)
@@ -275,7 +275,7 @@ def peds(paths, column: int):
     cnt{k} (counts per frame). For Peds1, cnt{1} and cnt{2} are the two walking directions and cnt{3} the total
     (public MATLAB code reads Chan.dir{1} = cnt{1}, Chan.dir{2} = cnt{2}, Chan.label = cnt{3}; docs/datasets.md).
     `column` is the 0-based cell index."""
-    m = P.scipy.io.loadmat(paths[0], squeeze_me=True)
+    m = P.load_mat(paths[0], squeeze_me=True)
     fv = np.asarray(m["fv"][column], dtype=np.float64).T  # stored features x frames
     cnt = np.asarray(m["cnt"][column], dtype=np.float64).reshape(-1)
     return fv, cnt, [f"f{i + 1}" for i in range(fv.shape[1])]

@@ -52,7 +52,7 @@ def test_completion_imports_no_torch_and_completes(cli_env, tmp_path):
 
 def test_importtime_parsing_sees_torch_when_it_is_imported(cli_env):
     """The check above can fail: the same parsing finds torch in a command that needs it."""
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", "import dlm_bench.run; dlm_bench.run.execute"],
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", "import dlm_bench.models.plugin"],
                           capture_output=True, text=True, env=cli_env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert {"torch", "gpytorch"} <= imported(proc.stderr)

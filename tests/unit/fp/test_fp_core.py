@@ -402,14 +402,16 @@ def test_student_t_clipping_keeps_V_positive_definite():
     assert seen["min_eig"] > 0 and np.isfinite(res.vlb)
 
 
-def test_fig1_sign_map_conditions():
+def test_fig1_sign_map_conditions(monkeypatch):
     """Remark 1: Poisson gamma = exp(m + v/2) increases in v everywhere (Condition 2a); logistic gamma =
     E[sigma(f) sigma(-f)] decreases in v at m = 0 (mass moves away from the peak of sigma sigma') and increases
     far out in the tail, so both signs occur (Fig. 1(a))."""
     import importlib.util
     from pathlib import Path
 
-    spec = importlib.util.spec_from_file_location("fp_fig1", Path(__file__).resolve().parents[3] / "scripts/fp_fig1.py")
+    scripts = Path(__file__).resolve().parents[3] / "scripts"
+    monkeypatch.syspath_prepend(str(scripts))  # the script imports its sibling entry.py
+    spec = importlib.util.spec_from_file_location("fp_fig1", scripts / "fp_fig1.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     m, v = np.linspace(-5, 2, 15), np.linspace(1e-3, 10, 15)

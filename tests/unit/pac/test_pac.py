@@ -303,11 +303,12 @@ def test_round_digits_sets_the_grid_like_app_f():
     assert log_theta_size(4, 1.0, grid_points(PacConfig(grid_L=1.0, round_digits=0))) == pytest.approx(4 * math.log(3))
 
 
-def test_gp_synthetic_generator_is_seeded():
+def test_gp_synthetic_generator_is_seeded(monkeypatch):
     import importlib.util
     from pathlib import Path
 
     path = Path(__file__).resolve().parents[3] / "scripts" / "make_gp_synthetic.py"
+    monkeypatch.syspath_prepend(str(path.parent))  # the script imports its sibling entry.py
     spec = importlib.util.spec_from_file_location("make_gp_synthetic", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -42,7 +42,7 @@ def test_outside_a_job_nothing_is_swept():
 
 
 def test_the_experiments_sweep_of_a_key(in_job, monkeypatch):
-    from dlm_bench.run import batched
+    from dlm_bench.sweeps import hydra_job as batched
 
     text = (compose_conf() / "experiment" / f"{EXPERIMENT}.yaml").read_text()
     assert "objective.beta_index: 0,4,8,12,16" in text and "seed: 0,1,2" in text
@@ -53,7 +53,7 @@ def test_the_experiments_sweep_of_a_key(in_job, monkeypatch):
 
 
 def test_the_command_lines_sweep_wins(in_job, monkeypatch):
-    from dlm_bench.run import batched
+    from dlm_bench.sweeps import hydra_job as batched
 
     monkeypatch.setenv(batched.INDICES_ENV, "range(1,4)")
     assert compose.swept_values("objective.beta_index", "range(1,4)") == [1, 2, 3] == batched.sweep_beta_indices()
@@ -62,7 +62,7 @@ def test_the_command_lines_sweep_wins(in_job, monkeypatch):
 
 
 def test_the_jobs_overrides(in_job):
-    from dlm_bench.run.harness import job_overrides
+    from dlm_bench.sweeps.hydra_job import job_overrides
 
     assert compose.job_overrides() == in_job == job_overrides()
 
