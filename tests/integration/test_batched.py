@@ -195,6 +195,7 @@ def test_a_job_waits_for_a_group_holder_that_does_not_train_its_point(tmp_path, 
     assert not (run_dir / "run.json").exists()
 
 
+@pytest.mark.slow  # 57-88 s of CPU (make test-slow); kept out of make test's 10 minutes
 def test_batched_sweep_with_joblib_equals_the_one_at_a_time_sweep(tmp_path, cli_env):
     import subprocess
 

@@ -26,6 +26,8 @@ def make(*args, tmp_path, timeout=600):
     env = {**os.environ, "DLM_BENCH_DATA": str(tmp_path / "cache"), "DLM_BENCH_MIRROR": str(tmp_path / "mirror"),
            "OMP_NUM_THREADS": "1"}
     env.pop("DLM_BENCH_DEBUG", None)
+    for var in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "ARGS"):  # `make test ARGS=...` would hand its ARGS to the target
+        env.pop(var, None)
     return subprocess.run(["make", "--no-print-directory", "-o", str(VENV / ".installed"), f"VENV={VENV}", *args],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
 

@@ -77,6 +77,7 @@ def _stocks(shared_data):
     return sparse_model(X, y, Z, make_site("ordinal", hyp, 20), hyp)
 
 
+@pytest.mark.slow  # 57-88 s of CPU (make test-slow); kept out of make test's 10 minutes
 def test_ordinal_stocks_example(shared_data):
     """FP (Newton-m / FP-V) and joint L-BFGS on (m, L) (the LGM core's GRAD) from the prior (m = 0, V = K_M) reach
     VLB* = -456.68893 with the same mean; the block driver with L-BFGS on L reaches the same VLB."""

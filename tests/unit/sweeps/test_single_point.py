@@ -14,6 +14,7 @@ from dlm_bench.sweeps.single_point import experiment_point, named_keys
 EXPERIMENTS = group_options("experiment")
 
 
+@pytest.mark.slow  # 57-88 s of CPU (make test-slow); kept out of make test's 10 minutes
 def test_every_experiment_runs_a_valid_point_of_its_grid(tmp_path):
     # Before: the swept keys kept the global defaults (boston, SVGP, ELBO), a point outside the grid, and the eight
     # PAC experiments' single runs were refused (the PAC-Bayes evaluation does not apply to SVGP).
