@@ -302,6 +302,11 @@ def test_other_sessions_are_counted_from_proc():
     auto = Path("/proc/sys/kernel/sched_autogroup_enabled")
     if not auto.is_file() or auto.read_text().strip() != "1":
         pytest.skip("no autogroup on this kernel: this_load uses the load average")
+    try:  # a container may enable autogroup on the host yet hide /proc/self/autogroup (CI did)
+        Path("/proc/self/autogroup").read_text().split()[0]
+    except (OSError, IndexError):
+        assert ce.other_sessions_running() is None  # the load average is used instead
+        return
     n = ce.other_sessions_running()
     assert n is not None and 0 <= n <= len(list(Path("/proc").glob("[0-9]*")))
     assert n * ce.SAMPLES == pytest.approx(round(n * ce.SAMPLES))
