@@ -31,7 +31,8 @@ def runs(root):
 
 
 @pytest.mark.parametrize("task, rule", [("binary", ["trainer.tol=2e-3"]),
-                                        ("count", ["trainer.tol_on=sum", "trainer.tol=0.3"])])
+                                        pytest.param("count", ["trainer.tol_on=sum", "trainer.tol=0.3"],
+                                                     marks=pytest.mark.slow)])  # 20 s CPU: make test-slow
 def test_batched_exact_equals_unbatched_runs(glm_tables, tmp_path, task, rule):
     """probit: DLM closed form, ELBO quadrature; Poisson-exp: ELBO closed form, DLM quadrature. A loose stopping
     rule stops members at different iterations (the batch shrinks to the members still training); count: the
@@ -51,6 +52,7 @@ def test_batched_exact_equals_unbatched_runs(glm_tables, tmp_path, task, rule):
     assert len({r["train"]["iterations"] for r in a.values()}) > 1
 
 
+@pytest.mark.slow  # 12 s CPU. make test stays under 10 min on 2 cores (make test-slow runs it)
 def test_batched_bmc_is_deterministic(glm_tables, tmp_path):
     grid = [*UNWHITENED, "method=dlm_bmc10,dlm_fixed_bmc10", "objective.beta_batch=true", "trainer.window=5",
             "trainer.tol=2e-3"]

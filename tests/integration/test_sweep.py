@@ -4,6 +4,8 @@ configuration is recorded and the rest of the sweep finishes."""
 import json
 import subprocess
 
+import pytest
+
 from dlm_bench.sweeps.launch import run_sweep, summary_line
 from dlm_bench.training.trainer import Trainer
 from tests.helpers import cli_command
@@ -69,6 +71,7 @@ def test_beta_index_sweep_resolves_the_paper_grid(tmp_path):
     assert sorted(p.name.split("_")[3] for p in tmp_path.glob("default/boston_*")) == ["betaidx0", "betaidx15"]
 
 
+@pytest.mark.slow  # 38 s CPU; make test runs a joblib sweep in test_hostile_inputs' ctrl-c test. make test stays under 10 min on 2 cores (make test-slow runs it)
 def test_cli_sweep_with_joblib_and_summary(tmp_path, cli_env):
     args = ["sweep", "launcher=joblib", "launcher.n_jobs=2", "seed=0,1", "objective=elbo,dlm",
             "trainer.max_iters=5", "model.num_inducing=10", f"results_dir={tmp_path}"]

@@ -81,6 +81,7 @@ def test_a_batched_group_is_estimated_per_member_still_to_train(tmp_path, monkey
     assert sweep_deadline.expected_seconds(cfg) == 10.0
 
 
+@pytest.mark.slow  # 16 s CPU, a subprocess sweep per case. make test stays under 10 min on 2 cores (make test-slow runs it)
 def test_cli_time_limit_exit_code_and_bad_value(tmp_path, cli_env):
     args = ["sweep", *FAST, "seed=0,1", f"results_dir={tmp_path}"]
     proc = subprocess.run(cli_command() + args + ["--time-limit", "0.001s"], capture_output=True, text=True,

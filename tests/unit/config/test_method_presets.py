@@ -161,7 +161,13 @@ def explicit_values(overrides: list[str]) -> dict:
 EXPERIMENTS = group_options("experiment")
 
 
-@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def _grid_params():
+    """A full experiment with a smoke variant is slow-marked (make test-slow): its smoke variant composes the same
+    keys' choices (test_smoke_variant_sweeps_the_keys_of_its_full_variant) at a fraction of the points (60 s CPU)."""
+    return [pytest.param(e, marks=pytest.mark.slow) if f"{e}_smoke" in EXPERIMENTS else e for e in EXPERIMENTS]
+
+
+@pytest.mark.parametrize("experiment", _grid_params())
 def test_every_grid_point_composes_to_the_table(experiment):
     points = grid_points(experiment)
     assert points

@@ -288,7 +288,7 @@ def _ucsdpeds(shared_data):
 VLB_STAR = -68371.32156  # spec 1.2 / WI-1: independent numpy re-derivation (check_glm.py)
 
 
-@pytest.mark.parametrize("opt", ["fpi", "fpb", "fpi_mean", "grad"])
+@pytest.mark.parametrize("opt", ["fpi", "fpb", "fpi_mean", pytest.param("grad", marks=pytest.mark.slow)])  # grad: 10 s
 def test_ucsdpeds_glm_poisson_reference_optimum(shared_data, opt):
     X, y = _ucsdpeds(shared_data)
     model = glm(X, y, make_site("poisson"), 0.1)

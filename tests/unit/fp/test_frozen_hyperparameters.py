@@ -45,7 +45,7 @@ def _reference(lik, X, y, ell, sf2):
 
 
 @pytest.mark.parametrize("lik", ["logistic", "probit"])
-@pytest.mark.parametrize("ell,sf2", [(1.0, 1.0), (0.7, 30.0), (2.0, 0.2)])
+@pytest.mark.parametrize("ell,sf2", [(1.0, 1.0), pytest.param(0.7, 30.0, marks=pytest.mark.slow), pytest.param(2.0, 0.2, marks=pytest.mark.slow)])  # 3-4 s each
 def test_laplace_log_marginal_vs_scipy_mode(lik, ell, sf2):
     rng = np.random.default_rng(4)
     X = rng.normal(size=(60, 2))

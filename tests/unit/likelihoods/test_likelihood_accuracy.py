@@ -180,7 +180,8 @@ def test_laplace_hermite_log_marginal_where_trusted(name):
     np.testing.assert_allclose(whole, ref["lm"], rtol=0, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", [n for n in LOG_CONCAVE if TASK[n] == "count"])
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "poisson_softplus" else n  # 9 s each
+                                  for n in LOG_CONCAVE if TASK[n] == "count"])
 def test_laplace_hermite_cascade_trusts_count_points_at_moderate_var(name):
     """The rules after (12, 20) exist for count likelihoods at var ~ 0.1-1 (a DLM posterior's range), where the
     12-node rule's own error (1e-9-2e-8) fails the check though the 20-node answer is right: there the cascade

@@ -82,7 +82,7 @@ def test_warped_nlpd_vs_numerical_change_of_variables(name):
 
 
 @pytest.mark.parametrize("name", ["creep", "abalone"])
-@pytest.mark.parametrize("mu,var", [(2.515, 4.15), (-1.0, 0.02), (0.3, 25.0)])
+@pytest.mark.parametrize("mu,var", [(2.515, 4.15), pytest.param(-1.0, 0.02, marks=pytest.mark.slow), pytest.param(0.3, 25.0, marks=pytest.mark.slow)])  # 2-3 s each
 def test_warped_predictive_mean_vs_dense_grid(name, mu, var):
     """E[t^{-1}(z)], z ~ N(mu, var + sigma^2), against Simpson's rule on 400001 points over +-12 sd (abalone's
     warp steps are about 0.2 wide in z: 60-node Gauss-Hermite was off by 1.1e-3 at var = 4.15)."""

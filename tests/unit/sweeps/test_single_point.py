@@ -29,7 +29,7 @@ def test_every_experiment_runs_a_valid_point_of_its_grid(tmp_path):
         validate_point(cfg, overrides + extra)
 
 
-@pytest.mark.parametrize("experiment", ["dlm_classification_smoke", "dlm_fig1c_smoke", "pac_table3_smoke",
+@pytest.mark.parametrize("experiment", [pytest.param("dlm_classification_smoke", marks=pytest.mark.slow), "dlm_fig1c_smoke", "pac_table3_smoke",
                                         "fp_fig4_smoke", "sggpm_fig2_smoke", "savigp_fig1_smoke"])
 def test_the_point_is_the_first_one_the_sweep_runs(experiment, tmp_path):
     # reference: the sweep's own plan of the whole grid (Hydra's BasicSweeper order, skipped points marked)
