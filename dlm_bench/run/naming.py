@@ -28,6 +28,7 @@ TRAINER_NOT_IN_RUN_NAME = ("progress", "checkpoint_every_s")
 # (group, key) -> values that mean "as before the key existed": omitted from the run-name hash
 ADDED_LATER = {
     ("model", "likelihood"): (None, "gaussian"),
+    ("model", "num_inducing_rule"): (None,),
     ("estimator", "nu"): (None,),
     ("objective", "beta_grid"): (True,),
     ("trainer", "track_every"): (None,),
