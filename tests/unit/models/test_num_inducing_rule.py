@@ -23,6 +23,7 @@ from dlm_bench.errors import ConfigError
 from dlm_bench.models.num_inducing import m_for_size
 from dlm_bench.models.task_defaults import resolve_task_defaults
 from dlm_bench.run import run_name
+from dlm_bench.run.naming import checkpoint_identity
 
 # (size, M) of Table 1's classification and count rows, typed from the paper (not from the rule's YAML)
 TABLE1_CLASSIFICATION_COUNT = {"banana": (5300, 53), "thyroid": (3772, 37), "twonorm": (7400, 74),
@@ -85,9 +86,11 @@ def test_a_hand_given_m_beside_the_rule_is_refused_and_null_rule_keeps_it(tmp_pa
     assert cfg.model.num_inducing == 30
 
 
-def test_existing_run_names_unchanged():
-    # computed on main (8e13839) before num_inducing_rule existed
+def test_existing_run_names_and_checkpoint_identities_unchanged():
+    # computed on main (8e13839) before num_inducing_rule existed: a killed run's checkpoint still resumes
     assert run_name(compose_config(["experiment=dlm_classification", "dlm_data=banana", "method=dlm",
                                     "objective.beta_index=2"])) == "banana_svgp_dlm_betaidx2_seed0_fd13e233"
     assert run_name(compose_config(["experiment=dlm_supp_pol", "method=sq_dlm", "objective.beta_index=3",
                                     "seed=2"])) == "pol_svgp_sq_dlm_betaidx3_seed2_2f714ede"
+    assert checkpoint_identity(compose_config(["experiment=dlm_supp_pol", "method=sq_dlm", "objective.beta_index=3",
+                                               "seed=2"]))["config"] == "60547dce0721"
