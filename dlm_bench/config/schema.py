@@ -104,6 +104,9 @@ class ModelConfig:
     ard: bool = False
     mean: MeanFunction = MeanFunction.zero
     num_inducing: int = at_least(50)
+    # M from the data set's size by a rule of dlm_bench/models/num_inducing_rules.yaml (dlm_table1: the DLM paper's
+    # Table 1, M = N/100 up to 200), resolved per run into num_inducing; null: num_inducing as given
+    num_inducing_rule: Optional[str] = None
     inducing_init: InducingInit = InducingInit.random
     learn_inducing: bool = True
     whiten: bool = True

@@ -63,6 +63,25 @@ def load_from_config(dataset_cfg) -> Dataset:
     return load_dataset(dataset_cfg.name, path=getattr(dataset_cfg, "path", None))
 
 
+_SIZE_MEMO: dict[tuple, int] = {}
+
+
+def dataset_size(dataset_cfg) -> int:
+    """Rows of the whole data set a `dataset` config node names, before any split (what model.num_inducing_rule
+    reads: models/num_inducing.py). Memoised on the file's hash and the settings that shape it, as a sweep names
+    hundreds of points on one file."""
+    if dataset_cfg.name == "csv":
+        from .user import user_file_sha256
+
+        key = ("csv", user_file_sha256(dataset_cfg.path), str(dataset_cfg.target), str(dataset_cfg.task),
+               tuple(dataset_cfg.get("categorical") or ()))
+    else:
+        key = (dataset_cfg.name, str(dataset_cfg.get("path")))
+    if key not in _SIZE_MEMO:
+        _SIZE_MEMO[key] = len(load_from_config(dataset_cfg).y)
+    return _SIZE_MEMO[key]
+
+
 def fetch(names: Union[list[str], str], progress: Optional[bool] = None, force: bool = False,
           large: bool = False) -> list[tuple[str, bool, str]]:
     """`dlm-bench fetch NAME... | --all [--large] [--force]`: fetch (and for large sets convert) each dataset;

@@ -1,6 +1,7 @@
 """Settings whose default depends on the dataset's task, resolved before a run is named or built:
 `model.likelihood: null` -> likelihoods.DEFAULT_FOR_TASK[task] (regression gaussian, binary probit,
-count poisson_exp); `model.mean: auto` -> constant for binary tasks, zero otherwise; the default protocol
+count poisson_exp); `model.mean: auto` -> constant for binary tasks, zero otherwise; `model.num_inducing_rule` -> model.num_inducing
+from the data set's size (num_inducing.py); the default protocol
 (dlm_regression, config.yaml) -> the task's split (TASK_PROTOCOL: dlm_classification for binary, multiclass and
 count data, as the DLM paper splits them), keeping any protocol.* value set beside it. Resolving before the run name
 is hashed keeps the names of existing regression runs unchanged."""
@@ -14,6 +15,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from ..config.schema import MeanFunction
 from ..errors import ConfigError
 from ..likelihoods import DEFAULT_FOR_TASK, LIKELIHOODS, TASK_LIKELIHOODS
+from .num_inducing import resolve_num_inducing
 
 
 def dataset_task(cfg: DictConfig) -> str:
@@ -53,7 +55,7 @@ def resolve_protocol(cfg: DictConfig, task: str) -> None:
 
 
 def resolve_task_defaults(cfg: DictConfig) -> str:
-    """Fill in model.likelihood and model.mean from the dataset's task (idempotent); returns the task."""
+    """Fill in model.likelihood, model.mean (and M by a size rule) from the dataset (idempotent); returns the task."""
     task = dataset_task(cfg)
     resolve_protocol(cfg, task)
     with open_dict(cfg):
@@ -64,6 +66,7 @@ def resolve_task_defaults(cfg: DictConfig) -> str:
             cfg.model.likelihood = DEFAULT_FOR_TASK[task]
         if cfg.model.mean is MeanFunction.auto or cfg.model.mean == "auto":
             cfg.model.mean = MeanFunction.constant if task == "binary" else MeanFunction.zero
+    resolve_num_inducing(cfg)
     lik = cfg.model.likelihood
     if lik not in LIKELIHOODS:
         raise ConfigError(f"unknown model.likelihood {lik!r}; valid choices: {', '.join(LIKELIHOODS)}")

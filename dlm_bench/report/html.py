@@ -1,6 +1,8 @@
-"""index.html: one offline page with every table and figure of a report (figures embedded as base64 PNG), the
-per-seed selected-beta and paired tables first, then index.md's lists of what was left out. No script, no
-stylesheet or font from the network: the page reads the same from a laptop without a connection."""
+"""index.html: one offline page with every table and figure of a report (figures embedded as base64 PNG, or linked
+to the PNG beside the page), the per-seed selected-beta and paired tables first, then index.md's lists of what was
+left out. No script, no stylesheet or font from the network: the page reads the same from a laptop without a
+connection. page_for_folder: the same page for a committed report folder (docs/reproductions/*/), from its files
+alone, figures linked so the repository does not carry each PNG twice."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ STYLE = """body{font-family:sans-serif;max-width:1200px;margin:1em auto;padding:
 table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}td,th{border:1px solid #bbb;padding:2px 6px}
 th{background:#eee}tr:nth-child(even) td{background:#f7f7f7}img{max-width:100%;border:1px solid #ddd}
 h2{border-bottom:1px solid #ccc;margin-top:2em}figure{margin:1em 0 2em}"""
+SCREENSHOT = "screenshot.png"  # a committed report's picture of its own page (own_data_diabetes), not a figure
 LONG_TABLE = 60  # rows: a longer table is folded (<details>), a click opens it
 
 
@@ -81,27 +84,45 @@ def _table_section(path: Path) -> str:
                f'<p><a href="{html.escape(path.name)}">{html.escape(path.name)}</a></p></section>'
     frame = pd.read_csv(path)
     return (f'<section id="{html.escape(path.stem)}"><h2>{html.escape(path.stem)}</h2>'
-            f'{frame.to_html(index=False, border=0, na_rep="-")}</section>')
+            f'{frame.to_html(index=False, border=0, na_rep="-")}'
+            f'<p><a href="{html.escape(path.name)}">{html.escape(path.name)}</a></p></section>')
 
 
-def _figure_section(path: Path) -> str:
-    data = base64.b64encode(path.read_bytes()).decode("ascii")
+def _figure_section(path: Path, embed: bool = True) -> str:
     name = html.escape(path.name)
-    return (f'<figure id="{html.escape(path.stem)}"><img alt="{name}" src="data:image/png;base64,{data}">'
-            f'<figcaption>{name}</figcaption></figure>')
+    src = "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii") if embed else name
+    return (f'<figure id="{html.escape(path.stem)}"><img alt="{name}" src="{src}">'
+            f'<figcaption><a href="{name}">{name}</a></figcaption></figure>')
 
 
-def write_html(out: Path, made: dict) -> Path:
+def folder_files(folder: Path) -> dict:
+    """A committed report folder's tables (every .md but README.md and index.md, and each .csv without a .md
+    beside it) and figures (.png but screenshot.png, a picture of the page itself), as write_html's `made`."""
+    md = [p for p in folder.glob("*.md") if p.name not in ("README.md", "index.md")]
+    csv = [p for p in folder.glob("*.csv") if not p.with_suffix(".md").exists()]
+    return {"tables": sorted(md + csv), "figures": sorted(p for p in folder.glob("*.png") if p.name != SCREENSHOT)}
+
+
+def page_for_folder(folder: Path) -> Path:
+    """index.html for a report folder from the files in it (the committed tables are read, never rewritten)."""
+    return write_html(Path(folder), folder_files(Path(folder)), embed=False)
+
+
+def write_html(out: Path, made: dict, embed: bool = True) -> Path:
     """index.html beside index.md: the tables (markdown where a table has it, else its csv), then the figures
-    (PNG), each group with the per-seed selected and the paired ones first, then index.md itself."""
+    (PNG; embedded, or linked with embed=False), each group with the per-seed selected and the paired ones first,
+    then index.md itself. A README.md beside it (a committed reproduction's note) is linked at the top."""
     tables = [p for p in made["tables"] if p.suffix == ".md" or not p.with_suffix(".md").exists()]
     tables = sorted(dict.fromkeys(tables), key=_rank)
     figures = sorted(dict.fromkeys(p for p in made["figures"] if p.suffix == ".png"), key=_rank)
     body = ["<h1>dlm_bench report</h1>", '<nav><a href="#tables">tables</a> · <a href="#figures">figures</a> · '
-            '<a href="#index">what was left out</a></nav>', '<h2 id="tables">Tables</h2>']
+            '<a href="#index">what was left out</a></nav>']
+    if (out / "README.md").is_file():
+        body += ['<p>What was run and how it compares with the paper: <a href="README.md">README.md</a></p>']
+    body += ['<h2 id="tables">Tables</h2>']
     body += [_table_section(p) for p in tables] or ["<p>none</p>"]
     body += ['<h2 id="figures">Figures</h2>']
-    body += [_figure_section(p) for p in figures] or ["<p>none</p>"]
+    body += [_figure_section(p, embed) for p in figures] or ["<p>none</p>"]
     index = out / "index.md"
     body += ['<div id="index">' + markdown_to_html(index.read_text(), level=1) + "</div>"] if index.is_file() else []
     page = ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>dlm_bench report</title>"

@@ -28,6 +28,7 @@ TRAINER_NOT_IN_RUN_NAME = ("progress", "checkpoint_every_s")
 # (group, key) -> values that mean "as before the key existed": omitted from the run-name hash
 ADDED_LATER = {
     ("model", "likelihood"): (None, "gaussian"),
+    ("model", "num_inducing_rule"): (None,),
     ("estimator", "nu"): (None,),
     ("objective", "beta_grid"): (True,),
     ("trainer", "track_every"): (None,),
@@ -45,6 +46,9 @@ ADDED_LATER = {
     ("lgm", "lengthscale"): (None,),
     ("lgm", "outputscale"): (None,),
 }
+# of those, the ones added after checkpoint_identity began hashing the whole config: left out of its hash at their
+# implicit value too, so a killed run's checkpoint still resumes (keys added before stay hashed as they were)
+CHECKPOINT_ADDED_LATER = (("model", "num_inducing_rule"),)
 # keys removed from the config after results were written: hashed at their last value, so names stay valid
 REMOVED_LATER = {
     ("protocol", "folds"): 5,  # the preliminary `sggpm` protocol (superseded by dlm_bench/sggpm/protocol.py)
@@ -118,6 +122,9 @@ def checkpoint_identity(cfg: DictConfig) -> dict:
         d.pop(k, None)
     for key in TRAINER_NOT_IN_RUN_NAME:
         d.get("trainer", {}).pop(key, None)
+    for group, key in CHECKPOINT_ADDED_LATER:  # keys added after checkpoints were written, at their implicit value
+        if d.get(group, {}).get(key, ADDED_LATER[(group, key)][0]) in ADDED_LATER[(group, key)]:
+            d.get(group, {}).pop(key, None)
     config = hashlib.sha1(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:12]
     try:
         name = run_name(cfg)

@@ -130,10 +130,28 @@ def dry_run_lines(plan: list[PlannedPoint]) -> list[str]:
     width = max((len(p.shown) for p in plan), default=0)
     lines = [f"{i:4d}  {p.shown.ljust(width)}  {p.name or '-'}  {DRY_RUN_WORDS[p.state]}"
              + (f": {p.reason}" if p.reason else "") for i, p in enumerate(plan)]
+    lines += num_inducing_lines(plan)
     counts = Counter(p.state for p in plan)
     lines.append(f"dry run: {len(plan)} grid points, " + ", ".join(f"{counts[s]} {SHORT.get(s, s.replace('_', ' '))}"
                                                              for s in DRY_RUN_WORDS if counts[s]) + "; nothing was run")
     return lines
+
+
+def num_inducing_lines(plan: list[PlannedPoint]) -> list[str]:
+    """One line per distinct M that a size rule (model.num_inducing_rule) chose for the new points: the rule's
+    choice is seen before anything runs."""
+    from omegaconf import OmegaConf
+
+    from ..data.api import dataset_size
+
+    chosen = {}
+    for p in plan:
+        model = (p.config or {}).get("model", {})
+        if model.get("num_inducing_rule") is not None:
+            rows = dataset_size(OmegaConf.create(p.config["dataset"]))
+            chosen[(model["num_inducing_rule"], rows, model["num_inducing"])] = None
+    return [f"model.num_inducing = {m} (model.num_inducing_rule={rule}: {rows} rows in the data set)"
+            for rule, rows, m in chosen]
 
 
 def invalid_points_message(plan: list[PlannedPoint]) -> str | None:
