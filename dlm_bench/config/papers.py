@@ -3,8 +3,8 @@ lists them. This module is the declaration's class and the discovery; it sits in
 schema, the results labels, the registry and the report all read the declarations.
 
 A paper declares a `PAPER = Paper(...)` object: its model kinds (ModelSpecs, config/capabilities.py), the config
-sections only its models read (name -> the dataclass with range metadata, config/schema.py), and its report layout
-file (YAML, report/layout_files.py), and config options kept outside conf/ (`conf`: a paper not shipped with
+sections only its models read (name -> the dataclass with range metadata, kept in its declaration or config/schema.py),
+and its report layout file (YAML, report/layout_files.py), and config options kept outside conf/ (`conf`: a paper not shipped with
 dlm_bench; the shipped ones keep theirs in conf/). The registries read these: registry/models.py (MODELS), config/schema.py
 (Config's sections), report/layouts.py (SPECS).
 

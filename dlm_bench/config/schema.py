@@ -14,8 +14,6 @@ from importlib import resources
 from pathlib import Path
 from typing import List, Optional
 
-from .stopping import F_TOL, GRAD_TOL, MAX_ITERS
-
 from .domains import AT_LEAST, AT_LEAST_OR_NULL, POSITIVE, Domain, at_least, one_of, ranged  # noqa: F401
 
 MAX_SAMPLES = 100_000  # savigp: Monte Carlo samples per point (the paper: 2000); beyond, the sample tensors exhaust memory
@@ -219,28 +217,6 @@ class EvalConfig:
 
 
 @dataclass
-class LgmConfig:
-    """Extended-LGM runs (model=lgm_glm|lgm_gp|lgm_sparse; Sheth & Khardon 2016, dlm_bench/fp)."""
-
-    optimizer: str = "fpi"  # grad | fpb | fpi | fpi_mean
-    likelihood: Optional[str] = None  # gaussian | poisson | laplace | logistic | probit | student_t; null: by task
-    real_likelihood: str = "gaussian"  # likelihood: null on a regression task (counts: poisson, binary: logistic)
-    prior_var: Optional[float] = None  # GLM: Sigma = prior_var I; null: 0.1, flares 0.001 (paper L197)
-    init_var: Optional[float] = None  # V0 = init_var I; null: 0.1 for counts, 1 otherwise (paper L199)
-    subsample: Optional[int] = None  # random rows (GP panels: 500)
-    num_inducing: int = 100  # lgm_sparse: random fixed inducing inputs
-    hyper_points: int = 200  # random points for the hyperparameter estimate
-    # GP kernels: a fixed RBF lengthscale / outputscale (sf^2) instead of the estimate (null: estimated). Fig. 1(c)'s
-    # picture depends on sf^2 and the paper's GPML fit is not reproducible exactly (docs/reproductions/fp_fig1).
-    lengthscale: Optional[float] = None
-    outputscale: Optional[float] = None
-    jitter: float = 1e-8  # relative to the outputscale, on K / K_uu
-    grad_tol: float = GRAD_TOL  # stopping rule: config/stopping.py
-    f_tol: float = F_TOL
-    max_iters: int = MAX_ITERS
-
-
-@dataclass
 class SavigpConfig:
     """model=savigp (Dezfouli & Bonilla 2015; dlm_bench/savigp, docs/savigp.md). Dropped from run names otherwise."""
 
@@ -319,26 +295,6 @@ class ResumeConfig:
 
 
 @dataclass
-class SggpmConfig:
-    """model=sggpm (Sheth, Wang & Khardon 2015; dlm_bench/sggpm, docs/sggpm.md). One run = one method at one
-    active-set size, trained and tested on every fold. Dropped from run names of other models."""
-
-    method: str = "fp_sparse"  # laplace_sod | grad_sod | dual_sod | fp_sod | grad_sparse | dual_sparse | fp_sparse
-    size_index: int = 0  # index into ISS = round(logspace(log10 ceil(N/100), log10 min(1000, floor(N/2)), 10))
-    num_sizes: int = 10
-    folds: int = 10
-    max_folds: Optional[int] = None  # evaluate only the first folds (smoke runs); null: all
-    perm_seed: int = 1  # upstream's SV = 1 (numpy's generator: not MATLAB's permutation)
-    published_splits: bool = False  # ucsdpeds1l: upstream's stored active-set order and M = 167 folds
-    upstream_mean_double_log: bool = True  # init_hyps' constant mean log(log m_y - sf2/2) (upstream bug, kept)
-    max_outer: int = 100
-    learn_hyperparameters: bool = False  # Fig. 4: L-BFGS on log-hyperparameters of the VLB (Laplace: log q(y))
-    # binary dual: true keeps 0 < lambda < 1 (L-BFGS-B box); false: upstream's step rule, lambda > 0 only, and
-    # D = +inf at lambda >= 1 (dual_max_step_func.m, calc_dualconj.m; sggpm/dual.py fit_dual)
-    dual_upper_bound: bool = True
-
-
-@dataclass
 class CommonConfig:
     """The settings every run has; Config adds the sections the papers declare (dlm_bench/papers/)."""
 
@@ -365,7 +321,8 @@ class CommonConfig:
 
 def with_paper_sections(common=CommonConfig):
     """The full config schema: `common`'s fields, and after `eval` each declared paper's own sections
-    (dlm_bench/papers/: discovered; LgmConfig, SavigpConfig, SggpmConfig for the shipped papers)."""
+    (dlm_bench/papers/: discovered; SavigpConfig here, LgmConfig and SggpmConfig in their declarations, for the
+    shipped papers)."""
     import dataclasses
 
     from .papers import config_sections

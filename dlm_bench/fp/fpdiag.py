@@ -86,7 +86,7 @@ def model_from_dataset(name: str, kind: str = "lgm_glm", subsample=None, seed: i
     hyperparameters. name="synthetic_logistic[:N:D]" / "synthetic_wlan[:N:D]": a generated problem (SYNTHETIC)."""
     from omegaconf import OmegaConf
 
-    from ..config.schema import LgmConfig
+    from ..papers.fp import LgmConfig
     from . import plugin as R
 
     c = OmegaConf.create({"dataset": {"name": name}, "model": {"name": kind}, "seed": seed,

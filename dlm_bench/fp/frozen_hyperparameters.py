@@ -14,8 +14,9 @@ import torch
 
 from ..gpmath.kernels import rbf
 from ..gpmath.sites import Site
+from ..papers.fp import REAL_LIKELIHOODS
 
-REAL = ("gaussian", "laplace", "student_t")
+REAL = REAL_LIKELIHOODS  # lgm.real_likelihood's choices, declared with LgmConfig (papers/fp.py)
 
 
 def _exact_nll(X, y, log_params):

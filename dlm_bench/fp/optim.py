@@ -24,8 +24,7 @@ import torch
 from ..config.stopping import F_TOL, GRAD_TOL, MAX_ITERS
 from ..errors import ConfigError
 from ..gpmath.lgm import LGM, Cov, newton_step
-
-OPTIMIZERS = ("grad", "fpb", "fpi", "fpi_mean")
+from ..papers.fp import OPTIMIZERS  # the lgm.optimizer choices, declared with LgmConfig
 
 
 @dataclass

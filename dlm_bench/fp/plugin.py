@@ -13,11 +13,12 @@ import numpy as np
 import torch
 from omegaconf import DictConfig
 
+from ..config.schema import check_domains
 from ..errors import ConfigError
 from ..results.outcome import Outcome
 from . import frozen_hyperparameters as hyper
 from ..gpmath.lgm import full_gp, glm, sparse_gp
-from .optim import OPTIMIZERS, StopRule, optimise
+from .optim import StopRule, optimise
 from ..gpmath.sites import SITES, make_site
 
 KIND = {"lgm_glm": "glm", "lgm_gp": "gp", "lgm_sparse": "sparse_gp"}
@@ -31,33 +32,17 @@ def _zscore(A):
     return (A - A.mean(0)) / sd
 
 
-MAX_VAR = 1e6
+LIKELIHOODS = tuple(s for s in SITES if s != "ordinal")  # ordinal needs thresholds: the sparse-GGPM issue wires it in
 
 
 def check_config(cfg: DictConfig) -> None:
-    """lgm.* settings in their domains, before any data is loaded."""
+    """lgm.* settings in their domains, before any data is loaded: the ranges and choices declared with the
+    section's fields (papers/fp.py LgmConfig, checked by config.schema.check_domains), then lgm.likelihood against
+    the LGM sites (gpmath/sites.py)."""
+    check_domains(cfg, ("lgm",))
     c = cfg.lgm
-    if c.optimizer not in OPTIMIZERS:
-        raise ConfigError(f"unknown lgm.optimizer {c.optimizer!r}; valid choices: {', '.join(OPTIMIZERS)}")
-    if c.likelihood is not None and (c.likelihood not in SITES or c.likelihood == "ordinal"):
-        raise ConfigError(f"lgm.likelihood must be one of {', '.join(s for s in SITES if s != 'ordinal')}, "
-                          f"got {c.likelihood!r}")
-    if c.real_likelihood not in hyper.REAL:
-        raise ConfigError(f"lgm.real_likelihood must be one of {', '.join(hyper.REAL)}, got {c.real_likelihood!r}")
-    # variances and scales of standardised inputs / latents: beyond 1e6 Cholesky overflows
-    for key in ("prior_var", "init_var", "lengthscale", "outputscale"):
-        if c.get(key) is not None and not (math.isfinite(c[key]) and 0 < c[key] <= MAX_VAR):
-            raise ConfigError(f"lgm.{key} must be a finite number > 0 and <= {MAX_VAR:g} or null, got {c[key]}")
-    for key in ("max_iters", "num_inducing", "hyper_points"):
-        if c[key] is None or not c[key] > 0:
-            raise ConfigError(f"lgm.{key} must be > 0, got {c[key]}")
-    for key in ("jitter", "grad_tol", "f_tol"):
-        if key in c and c[key] is not None and not (math.isfinite(c[key]) and c[key] >= 0):
-            raise ConfigError(f"lgm.{key} must be a finite number >= 0, got {c[key]}")
-    if c.jitter >= 1:
-        raise ConfigError(f"lgm.jitter is relative to the outputscale and must be < 1, got {c.jitter}")
-    if c.subsample is not None and c.subsample < 2:
-        raise ConfigError(f"lgm.subsample must be >= 2 or null, got {c.subsample}")
+    if c.likelihood is not None and c.likelihood not in LIKELIHOODS:
+        raise ConfigError(f"lgm.likelihood must be one of {', '.join(LIKELIHOODS)}, got {c.likelihood!r}")
 
 
 def check_lgm(cfg: DictConfig, task: str) -> str:
@@ -68,8 +53,8 @@ def check_lgm(cfg: DictConfig, task: str) -> str:
     if lik is None:
         raise ConfigError(f"dataset {cfg.dataset.name!r} is a {task} task; set lgm.likelihood "
                           f"({', '.join(SITES)})")
-    if lik not in SITES or lik == "ordinal":  # ordinal needs thresholds: the sparse-GGPM issue wires it in
-        raise ConfigError(f"lgm.likelihood must be one of {', '.join(s for s in SITES if s != 'ordinal')}, got {lik!r}")
+    if lik not in LIKELIHOODS:
+        raise ConfigError(f"lgm.likelihood must be one of {', '.join(LIKELIHOODS)}, got {lik!r}")
     if lik in ("logistic", "probit") and task != "binary" or lik == "poisson" and task != "count" \
             or lik in hyper.REAL and task != "regression":
         raise ConfigError(f"lgm.likelihood={lik} does not fit dataset {cfg.dataset.name!r} ({task} task)")

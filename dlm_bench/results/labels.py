@@ -1,14 +1,23 @@
 """How runs are named for people: the method label of run.json and of every report. A leaf (no torch), so the report
 stage can label runs written before run.json had a `method` field without loading any model code.
 
-The registry (dlm_bench/registry.py) is the source of which models are collapsed and which have their own fit loop;
-the two sets below are its values frozen for old records, and tests/unit/test_layers.py keeps them equal.
+Which models are collapsed and which have their own fit loop is read from the papers' declarations
+(config/papers.py: their ModelSpecs, light, no torch), so a new paper's models are labelled without an edit here.
 """
 
 from __future__ import annotations
 
-COLLAPSED_MODELS = frozenset({"sgpr", "fitc"})  # named by the model alone
-OWN_LOOP_MODELS = frozenset({"lgm_glm", "lgm_gp", "lgm_sparse", "savigp", "sggpm"})  # named by model-variant
+from ..config.papers import model_specs
+
+
+def collapsed_models() -> frozenset[str]:
+    """Models named by the model alone (sgpr, fitc)."""
+    return frozenset(spec.name for spec in model_specs() if spec.collapsed)
+
+
+def own_loop_models() -> frozenset[str]:
+    """Models named by model-variant (the FP optimiser, the sggpm method, the SAVIGP posterior, a new paper's)."""
+    return frozenset(spec.name for spec in model_specs() if spec.own_loop)
 
 
 def method_label(model: str | None, objective: str | None, hyperparameters: str | None, estimator: str | None,
@@ -32,14 +41,14 @@ def record_method(rec: dict) -> str:
     if rec.get("method"):
         return rec["method"]
     model = rec.get("model")
-    if model in OWN_LOOP_MODELS:
+    if model in own_loop_models():
         return method_label(model, None, None, None, variant=rec.get("objective"))
     return method_label(model, rec.get("objective"), rec.get("hyperparameters"), rec.get("estimator"),
-                        collapsed=model in COLLAPSED_MODELS)
+                        collapsed=model in collapsed_models())
 
 
 def record_variant(rec: dict) -> str | None:
     """The variant of an own-loop model's run (fpi, fp_sparse, mog2): what its paper's report groups by."""
-    if rec.get("model") not in OWN_LOOP_MODELS:
+    if rec.get("model") not in own_loop_models():
         return None
     return record_method(rec).split("-", 1)[1]

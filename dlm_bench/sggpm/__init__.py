@@ -3,4 +3,4 @@ models on the LGM core (model.py), the cyclic block driver with Newton-m / FP-V 
 method (dual.py), the Laplace approximation (laplace.py), upstream's protocol and index files (protocol.py),
 metrics (metrics.py) and the runner path (run.py)."""
 
-METHODS = ("laplace_sod", "grad_sod", "dual_sod", "fp_sod", "grad_sparse", "dual_sparse", "fp_sparse")
+from ..papers.sggpm import METHODS  # noqa: F401  (the sggpm.method choices, declared with SggpmConfig)

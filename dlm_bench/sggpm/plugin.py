@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from omegaconf import DictConfig
 
+from ..config.schema import check_domains
 from ..errors import ConfigError, NotApplicable
 from ..results.outcome import Outcome
 from ..training.checkpoint import CHECKPOINT, Checkpoint
@@ -60,27 +61,11 @@ def folds_for(cfg: DictConfig, ds, N: int, M: int, sizes) -> list[Fold]:
     return folds[M]
 
 
-MAX_SIZES = 100
-MAX_FOLDS = 100
-
-
 def check_config(cfg: DictConfig) -> None:
-    """sggpm.* settings in their domains, before any data is loaded."""
-    c = cfg.sggpm
-    split_method(c.method)  # unknown methods: ConfigError
-    for key, low in (("num_sizes", 1), ("folds", 2), ("max_outer", 1)):
-        if key in c and (c[key] is None or c[key] < low):
-            raise ConfigError(f"sggpm.{key} must be an integer >= {low}, got {c[key]}")
-    if c.max_folds is not None and c.max_folds < 1:
-        raise ConfigError(f"sggpm.max_folds must be an integer >= 1 or null, got {c.max_folds}")
-    if c.size_index is None or c.size_index < 0:
-        raise ConfigError(f"sggpm.size_index must be an integer >= 0, got {c.size_index}")
-    for key, high, why in (("num_sizes", MAX_SIZES, "sizes on the log grid (the paper: 10)"),
-                           ("folds", MAX_FOLDS, "folds (the paper: 10)")):
-        if key in c and c[key] > high:
-            raise ConfigError(f"sggpm.{key} must be <= {high} ({why}), got {c[key]}")
-    if c.perm_seed is None or not 0 <= c.perm_seed < 2**63:
-        raise ConfigError(f"sggpm.perm_seed must be an integer >= 0 and < 2**63, got {c.perm_seed}")
+    """sggpm.* settings in their domains, before any data is loaded: the ranges and choices declared with the
+    section's fields (papers/sggpm.py SggpmConfig, checked by config.schema.check_domains); what depends on the
+    dataset is check_point's."""
+    check_domains(cfg, ("sggpm",))
 
 
 def fit_size(config: dict) -> int | None:

@@ -57,6 +57,8 @@ def test_a_sixth_paper_registers_runs_and_reports_from_its_own_package(tmp_path)
     (rj,) = results.glob("toy_blr/*/run.json")
     rec = json.loads(rj.read_text())
     assert rec["status"] == "ok" and rec["paper"] == "toy" and rec["method"] == "toy_blr-blr"
+    # an own-loop model by its declaration, not by a central list (results/labels.py): the run line names its variant
+    assert "toy_blr blr beta=" in run.stdout + run.stderr
     cfg = OmegaConf.create(rec["config"])
     ref = function_space_reference(cfg, 0.5, 0.2)
     for key, value in ref.items():

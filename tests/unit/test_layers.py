@@ -232,12 +232,19 @@ def test_report_does_not_import_torch():
     assert out.stdout.strip() == "False"
 
 
-def test_frozen_label_sets_match_the_registry():
+def test_label_sets_come_from_the_declarations_and_keep_the_old_records_labels():
+    """results/labels.py reads the papers' declarations (no hand-written list of models); the models whose old
+    records (no `method` field) were labelled by the sets it used to hard-code keep those labels."""
     from dlm_bench.registry.models import MODELS
     from dlm_bench.results import labels
 
-    assert labels.COLLAPSED_MODELS == {n for n, s in MODELS.items() if s.collapsed}
-    assert labels.OWN_LOOP_MODELS == {n for n, s in MODELS.items() if s.own_loop}
+    assert labels.collapsed_models() == {n for n, s in MODELS.items() if s.collapsed} == {"sgpr", "fitc"}
+    assert labels.own_loop_models() == {n for n, s in MODELS.items() if s.own_loop} == {
+        "lgm_glm", "lgm_gp", "lgm_sparse", "savigp", "sggpm"}
+    old = [({"model": "lgm_gp", "objective": "fpb"}, "lgm_gp-fpb"), ({"model": "sggpm", "objective": "fp_sod"},
+           "sggpm-fp_sod"), ({"model": "fitc", "objective": "fitc"}, "fitc"),
+           ({"model": "svgp", "objective": "dlm", "hyperparameters": "fixed", "estimator": "bmc"}, "svgp-dlm-fixed-bmc")]
+    assert [labels.record_method(rec) for rec, _ in old] == [label for _, label in old]
 
 
 def package_edges(edges: dict[str, set[str]]) -> dict[str, set[str]]:
