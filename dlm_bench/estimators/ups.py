@@ -35,9 +35,9 @@ import math
 from dataclasses import dataclass
 
 import torch
-from gpytorch.mlls._approximate_mll import _ApproximateMarginalLogLikelihood
 
 from ..likelihoods import quadrature as quad
+from ..training.gpytorch_internals import ApproximateMLL
 from .quadrature import log_marginal as quadrature_log_marginal
 
 MAX_N = 10
@@ -256,7 +256,7 @@ def ups_log_marginal(likelihood, y, mu, var, num_samples: int, max_n: int = MAX_
     return out, stats
 
 
-class UPSPredictiveLogLikelihood(_ApproximateMarginalLogLikelihood):
+class UPSPredictiveLogLikelihood(ApproximateMLL):
     """Log-loss DLM with uPS gradients of the likelihood term; `stats` accumulates sampler statistics."""
 
     def __init__(self, likelihood, model, num_data, beta=1.0, num_samples: int = 10, combine_terms=True):
