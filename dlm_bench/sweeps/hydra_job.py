@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from .compose import job_overrides, swept_values  # noqa: F401  (job_overrides: the job's overrides, for sweep_job)
+from .compose import swept_values
 
 INDICES_ENV = "DLM_BENCH_SWEEP_BETA_INDICES"
 
