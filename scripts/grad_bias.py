@@ -20,12 +20,12 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
-from dlm_bench.cli import compose_config  # noqa: E402
 from dlm_bench.estimators.gradient_bias import bias_stats, full_loss_gradients, quadrature_term, term_estimators  # noqa: E402
 from dlm_bench.models.builders import build_bundle  # noqa: E402
 from dlm_bench.models.fixed import pretrain_and_freeze  # noqa: E402
 from dlm_bench.models.task_defaults import resolve_task_defaults  # noqa: E402
 from dlm_bench.run.context import prepare_data, seed_everything  # noqa: E402
+from dlm_bench.sweeps.compose import compose_config  # noqa: E402
 from dlm_bench.training import gpytorch_internals  # noqa: E402
 from dlm_bench.training.trainer import Trainer  # noqa: E402
 import entry  # noqa: E402

@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 import torch
 
-from dlm_bench.cli import compose_config
 from dlm_bench.config.beta_grid import select_beta
 from dlm_bench.models.builders import build_bundle
 from dlm_bench.models.fixed import pretrain_and_freeze, pretrain_config
 from dlm_bench.models.task_defaults import resolve_task_defaults
 from dlm_bench.run import execute, run_name
 from dlm_bench.run.context import prepare_data, seed_everything
+from dlm_bench.sweeps.compose import compose_config
 from dlm_bench.training import gpytorch_internals
 from dlm_bench.training.stage1_store import PretrainStore, pretrain_key
 from dlm_bench.training.trainer import Trainer, TrainResult

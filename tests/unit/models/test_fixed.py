@@ -2,10 +2,10 @@
 
 import torch
 
-from dlm_bench.cli import compose_config
 from dlm_bench.models.builders import build_bundle
 from dlm_bench.models.fixed import evaluate_only, pretrain_and_freeze
 from dlm_bench.run.context import prepare_data
+from dlm_bench.sweeps.compose import compose_config
 from dlm_bench.training import gpytorch_internals
 from dlm_bench.training.trainer import Trainer
 

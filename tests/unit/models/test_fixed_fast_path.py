@@ -5,11 +5,11 @@ reference: the same bundle with fast_fixed=False), float64, to 1e-10."""
 import pytest
 import torch
 
-from dlm_bench.cli import compose_config
 from dlm_bench.models.builders import build_bundle
 from dlm_bench.models.fixed import pretrain_config
 from dlm_bench.models.task_defaults import resolve_task_defaults
 from dlm_bench.run.context import prepare_data
+from dlm_bench.sweeps.compose import compose_config
 from dlm_bench.training import gpytorch_internals
 
 

@@ -6,11 +6,11 @@ path (fast paths off) to 1e-9 relative, float64, also with nearly coincident ind
 import pytest
 import torch
 
-from dlm_bench.cli import compose_config
 from dlm_bench.models import collapsed, fast_svgp, fused_rbf
 from dlm_bench.models.builders import build_bundle
 from dlm_bench.models.task_defaults import resolve_task_defaults
 from dlm_bench.run.context import seed_everything
+from dlm_bench.sweeps.compose import compose_config
 from dlm_bench.training import gpytorch_internals
 
 D64 = torch.float64
