@@ -13,9 +13,6 @@ import os
 import sys
 
 from .errors import USAGE_EXIT, UserError
-# composition and the override grammar live in sweeps/compose.py (Hydra at the edge); named here as well for the
-# tests and scripts that call them through the entry point
-from .sweeps.compose import compose_config, plain_value  # noqa: F401
 
 
 def command(target: str):

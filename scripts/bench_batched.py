@@ -23,8 +23,8 @@ import numpy as np
 
 import benchkit
 import entry
-from dlm_bench.cli import compose_config
 from dlm_bench.run import execute
+from dlm_bench.sweeps.compose import compose_config
 
 
 def synthetic_csv(path: Path, n: int = 2000, d: int = 26, seed: int = 0) -> Path:

@@ -18,12 +18,12 @@ import torch
 
 import benchkit
 import entry
-from dlm_bench.cli import compose_config
 from dlm_bench.models import fast_svgp
 from dlm_bench.models.batched_svgp import BatchedBundle
 from dlm_bench.models.builders import build_bundle
 from dlm_bench.models.task_defaults import resolve_task_defaults
 from dlm_bench.run.context import seed_everything
+from dlm_bench.sweeps.compose import compose_config
 
 
 def make_batch(n=3000, d=26, m=100, members=19, seed=0):

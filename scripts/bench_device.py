@@ -24,8 +24,8 @@ import torch
 import benchkit
 import entry
 from bench_pac_sgp import synthetic_bundle
-from dlm_bench.cli import compose_config
 from dlm_bench.run.context import seed_everything
+from dlm_bench.sweeps.compose import compose_config
 
 
 def savigp_step(device, n_scale):

@@ -20,12 +20,12 @@ import torch
 
 import benchkit
 import entry
-from dlm_bench.cli import compose_config
 from dlm_bench.models import collapsed
 from dlm_bench.models.builders import build_bundle
 from dlm_bench.models.task_defaults import resolve_task_defaults
 from dlm_bench.pac.kl import kl_collapsed
 from dlm_bench.run.context import seed_everything
+from dlm_bench.sweeps.compose import compose_config
 
 
 def synthetic_bundle(overrides, n, d, seed=0):

@@ -95,12 +95,12 @@ def machine_line() -> str:
 
 # ---------------------------------------------------------------- dlm_bench
 def dlm_bench_side(model_name, X, y, Z, fast: bool):
-    from dlm_bench.cli import compose_config
     from dlm_bench.models.builders import build_bundle
     from dlm_bench.models.sgpr import CollapsedBundle
     from dlm_bench.models.svgp import SVGPBundle
     from dlm_bench.models.task_defaults import resolve_task_defaults
     from dlm_bench.run.context import prepare_data, seed_everything
+    from dlm_bench.sweeps.compose import compose_config
     from dlm_bench.training.trainer import Trainer
 
     m = Z.shape[0]

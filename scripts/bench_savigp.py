@@ -20,9 +20,9 @@ import entry
 def build(overrides=(), smoke_n=0):
     """The run's model, data and fixed sample set; smoke_n > 0: Boston-shaped synthetic data of smoke_n rows instead
     of the dataset (offline, seconds)."""
-    from dlm_bench.cli import compose_config
     from dlm_bench.run.context import prepare_data, seed_everything
     from dlm_bench.savigp.plugin import TargetTransform, build as build_model, check_config as check_savigp
+    from dlm_bench.sweeps.compose import compose_config
 
     cfg = compose_config(["experiment=savigp_fig1", "method=savigp_fg", "savigp.sparsity_factor=1.0",
                           "savigp.max_iter=1", *overrides])

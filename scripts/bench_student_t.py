@@ -18,10 +18,10 @@ import torch
 import benchkit
 import entry
 
-from dlm_bench.cli import compose_config
 from dlm_bench.models.builders import build_bundle
 from dlm_bench.models.task_defaults import resolve_task_defaults
 from dlm_bench.run.context import prepare_data, seed_everything
+from dlm_bench.sweeps.compose import compose_config
 
 
 def make_bundle(seed=0):

@@ -24,11 +24,11 @@ import torch
 import benchkit
 import entry
 
-from dlm_bench.cli import compose_config
 from dlm_bench.estimators.ups import UPSStats, ups_sample
 from dlm_bench.models.builders import build_bundle
 from dlm_bench.models.task_defaults import resolve_task_defaults
 from dlm_bench.run.context import prepare_data, seed_everything
+from dlm_bench.sweeps.compose import compose_config
 
 
 def generated_data(dataset: str, n: int, seed: int = 0):

@@ -23,10 +23,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from dlm_bench.fp import (
-    fpdiag,  # noqa: E402
-    make_site,  # noqa: E402
-)
+from dlm_bench.fp import fpdiag  # noqa: E402
+from dlm_bench.gpmath.sites import make_site  # noqa: E402
 import entry  # noqa: E402
 
 PANELS = {  # (site, y, m range, v range) as in the paper / supplement

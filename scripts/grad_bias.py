@@ -20,12 +20,13 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
-from dlm_bench.cli import compose_config  # noqa: E402
 from dlm_bench.estimators.gradient_bias import bias_stats, full_loss_gradients, quadrature_term, term_estimators  # noqa: E402
 from dlm_bench.models.builders import build_bundle  # noqa: E402
 from dlm_bench.models.fixed import pretrain_and_freeze  # noqa: E402
 from dlm_bench.models.task_defaults import resolve_task_defaults  # noqa: E402
 from dlm_bench.run.context import prepare_data, seed_everything  # noqa: E402
+from dlm_bench.sweeps.compose import compose_config  # noqa: E402
+from dlm_bench.training import gpytorch_internals  # noqa: E402
 from dlm_bench.training.trainer import Trainer  # noqa: E402
 import entry  # noqa: E402
 
@@ -63,7 +64,7 @@ def main(argv=None):
           f"loss {pre.final_loss:.4f}")
     bundle.train()
     bundle.model(X[:2])  # GPyTorch initialises q(u) to the prior on the first call
-    q = bundle.model.variational_strategy._variational_distribution
+    q = gpytorch_internals.q_u_module(bundle.model.variational_strategy)
     params = {"m": q.variational_mean, "chol": q.chol_variational_covar}
     f = bundle.model(X)
     mu, var = f.mean, f.variance

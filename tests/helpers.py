@@ -16,6 +16,8 @@ import torch
 from gpytorch.distributions import MultivariateNormal
 from gpytorch.test.base_likelihood_test_case import BaseLikelihoodTestCase
 
+from dlm_bench.training import gpytorch_internals
+
 # --- likelihood registry ----------------------------------------------------------------------------
 
 
@@ -140,7 +142,7 @@ def build(Z, whiten, lengthscale, outputscale, noise, likelihood=None):
 
 
 def set_q(model, m, S):
-    q = model.variational_strategy._variational_distribution
+    q = gpytorch_internals.q_u_module(model.variational_strategy)
     # otherwise the first training-mode call re-initialises q(u) to the prior
     model.variational_strategy.variational_params_initialized.fill_(1)
     with torch.no_grad():

@@ -7,14 +7,13 @@ by OmegaConf before anything runs.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from enum import Enum
 from importlib import resources
 from pathlib import Path
 from typing import List, Optional
 
-from .domains import AT_LEAST, AT_LEAST_OR_NULL, POSITIVE, Domain, at_least, one_of, ranged  # noqa: F401
+from .domains import Domain, at_least, one_of, ranged
 
 MAX_SAMPLES = 100_000  # savigp: Monte Carlo samples per point (the paper: 2000); beyond, the sample tensors exhaust memory
 MAX_COMPONENTS = 100  # savigp: MoG components (the paper: 1, 2)

@@ -11,7 +11,7 @@ import numpy as np
 from ..results.atomic import atomic_write
 from . import cache
 from .datasets import Dataset, DatasetSpec
-from .fetch import FORMAT_VERSION, processed_path, writable_cache
+from .fetch import processed_path, writable_cache
 from .loading import parse_fetched
 
 

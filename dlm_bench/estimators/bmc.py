@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 
 import torch
-from gpytorch.mlls._approximate_mll import _ApproximateMarginalLogLikelihood
 
+from ..training.gpytorch_internals import ApproximateMLL
 from .quadrature import log_lik_fn
 
 
@@ -26,7 +26,7 @@ def sampled_log_likelihoods(likelihood, approximate_dist_f, target: torch.Tensor
     return log_lik_fn(likelihood)(target, mean + std * eps)
 
 
-class _BMC(_ApproximateMarginalLogLikelihood):
+class _BMC(ApproximateMLL):
     def __init__(self, likelihood, model, num_data, beta=1.0, num_samples: int = 10, combine_terms=True):
         if num_samples < 1:
             raise ValueError(f"num_samples must be >= 1, got {num_samples}")

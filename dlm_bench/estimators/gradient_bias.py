@@ -80,16 +80,6 @@ def quadrature_term(likelihood):
     return lambda mu, var, y: likelihood.quadrature_log_marginal(y, mu, var).sum()
 
 
-def gradient_samples(marginals_fn, param: torch.Tensor, y: torch.Tensor, term, reps: int) -> np.ndarray:
-    """(reps, M) gradients of term(mu, var, y) w.r.t. `param`, with (mu, var) = marginals_fn()."""
-    out = []
-    mu, var = marginals_fn()
-    for _ in range(reps):
-        (g,) = torch.autograd.grad(term(mu, var, y), param, retain_graph=True)
-        out.append(g.detach().reshape(-1).cpu().numpy().copy())
-    return np.stack(out)
-
-
 def full_loss_gradients(mu, var, kl, y, params, term, reps: int, beta: float = 0.1) -> np.ndarray:
     """(reps, P) gradients w.r.t. `params` (flattened, concatenated) of the full DLM loss
     -(term(mu, var, y) - beta * kl) / N, where term estimates sum_i log E_q[p(y_i|f_i)] (upstream's

@@ -10,9 +10,8 @@ the same rule with q's panels and the tilted mode only.
 
 from __future__ import annotations
 
-from gpytorch.mlls._approximate_mll import _ApproximateMarginalLogLikelihood
-
 from ..likelihoods import quadrature as quad
+from ..training.gpytorch_internals import ApproximateMLL
 
 
 def log_lik_fn(likelihood):
@@ -39,12 +38,12 @@ def expected_log_prob(likelihood, y, mu, var):
     return quad.expected_log_prob(log_lik_fn(likelihood), y, mu, var)
 
 
-class QuadraturePredictiveLogLikelihood(_ApproximateMarginalLogLikelihood):
+class QuadraturePredictiveLogLikelihood(ApproximateMLL):
     def _log_likelihood_term(self, approximate_dist_f, target, **kwargs):
         return log_marginal(self.likelihood, target, approximate_dist_f.mean, approximate_dist_f.variance).sum(-1)
 
 
-class QuadratureVariationalELBO(_ApproximateMarginalLogLikelihood):
+class QuadratureVariationalELBO(ApproximateMLL):
     def _log_likelihood_term(self, approximate_dist_f, target, **kwargs):
         return expected_log_prob(self.likelihood, target, approximate_dist_f.mean,
                                  approximate_dist_f.variance).sum(-1)

@@ -35,16 +35,16 @@ import math
 from dataclasses import dataclass
 
 import torch
-from gpytorch.mlls._approximate_mll import _ApproximateMarginalLogLikelihood
 
 from ..likelihoods import quadrature as quad
+from ..training.gpytorch_internals import ApproximateMLL
+from .quadrature import log_lik_fn
 from .quadrature import log_marginal as quadrature_log_marginal
 
 MAX_N = 10
 # K: proposals a (sample, example) pair may draw before its sample comes from the exact fallback (the inverse
 # CDF of the tilted density on the adaptive grid of likelihoods/quadrature/, `quad.sample_tilted`)
 MAX_PROPOSALS_PER_EXAMPLE = 10_000
-LOG_2PI = math.log(2 * math.pi)
 
 
 @dataclass
@@ -67,11 +67,6 @@ class UPSStats:
         self.inverse_cdf += other.inverse_cdf
 
 
-def _log_lik(likelihood, y, f):
-    direct = getattr(likelihood, "log_prob_f", None)
-    return direct(y, f) if direct is not None else likelihood.forward(f).log_prob(y)
-
-
 @torch.no_grad()
 def proposal_width(likelihood, y, mu, sigma, max_n: int = MAX_N) -> torch.Tensor:
     """The multiplier n_i (1..max_n) of the proposal variance n sigma^2, per example."""
@@ -80,7 +75,7 @@ def proposal_width(likelihood, y, mu, sigma, max_n: int = MAX_N) -> torch.Tensor
     r = sigma.unsqueeze(0) * torch.sqrt(ratio).unsqueeze(-1)  # (n, N)
     a, b = mu - r, mu + r
     yy = y.expand_as(a)
-    log_m1 = torch.maximum(_log_lik(likelihood, yy, a), _log_lik(likelihood, yy, b))
+    log_m1 = torch.maximum(log_lik_fn(likelihood)(yy, a), log_lik_fn(likelihood)(yy, b))
     log_max = likelihood.log_max(y).expand_as(a)
     mode = likelihood.mode(y).expand_as(a)
     log_m1 = torch.where((a <= mode) & (mode <= b), torch.maximum(log_m1, log_max), log_m1)
@@ -88,13 +83,6 @@ def proposal_width(likelihood, y, mu, sigma, max_n: int = MAX_N) -> torch.Tensor
     ok[0] = True  # n = 1: h2 = q, always valid with K = l_max
     idx = torch.arange(1, max_n + 1, device=mu.device).unsqueeze(-1) * ok  # 0 where not ok
     return idx.max(0).values.to(mu.dtype)
-
-
-def log_accept(likelihood, y, f, mu, var, n, log_max):
-    """log [q(f) p(y|f) / (l_max h2(f))], <= 0 by construction."""
-    log_q = -0.5 * (LOG_2PI + torch.log(var) + (f - mu) ** 2 / var)
-    log_h2 = -0.5 * (LOG_2PI + torch.log(n * var) + (f - mu) ** 2 / (n * var))
-    return _log_lik(likelihood, y, f) + log_q - log_max - log_h2
 
 
 # Vectorised rounds: a pair still without a sample gets ceil(ROUND_FACTOR * expected proposals) proposals
@@ -114,7 +102,7 @@ def _fallback_samples(likelihood, y, mu, var):
     yu, mu_u, var_u = uniq.unbind(-1)
     features = likelihood.features(yu) if hasattr(likelihood, "features") else ()
     derivs = getattr(likelihood, "log_prob_f_derivs", None)
-    draws = quad.sample_tilted(lambda yy, f: _log_lik(likelihood, yy, f), yu, mu_u, var_u, int(counts.max()),
+    draws = quad.sample_tilted(log_lik_fn(likelihood), yu, mu_u, var_u, int(counts.max()),
                                features, derivs)  # (max count, unique)
     order = torch.argsort(inverse, stable=True)
     start = torch.cumsum(counts, 0) - counts
@@ -147,19 +135,19 @@ def ups_sample(likelihood, y, mu, var, num_samples: int, max_n: int = MAX_N, log
     shape = (num_samples,) + tuple(mu.shape)
     N = mu.numel()
     stats = UPSStats(samples=num_samples * N)
-    # log accept = log p(y|mu + spread eps) + 0.5 log n - log l_max - 0.5 (n - 1) eps^2  (= log_accept)
+    # log accept = log p(y|mu + spread eps) + 0.5 log n - log l_max - 0.5 (n - 1) eps^2  (= log [q(f) p(y|f) / (l_max h2(f))] <= 0)
     spread = torch.sqrt(n) * sigma
     const = 0.5 * torch.log(n) - log_max
     half_nm1 = 0.5 * (n - 1)
     yf, muf, spf, cf, hf = (t.reshape(-1) for t in (y.expand_as(mu), mu, spread, const, half_nm1))
 
     def log_accept_segment(ex, eps):
-        return _log_lik(likelihood, yf[ex], muf[ex] + spf[ex] * eps) + cf[ex] - hf[ex] * eps * eps
+        return log_lik_fn(likelihood)(yf[ex], muf[ex] + spf[ex] * eps) + cf[ex] - hf[ex] * eps * eps
 
     # round 1: one proposal for every pair (broadcast over the examples, no gathers)
     eps = torch.randn(shape, dtype=mu.dtype, device=mu.device)
     f = mu + spread * eps
-    accept = torch.log(torch.rand_like(eps)) < _log_lik(likelihood, y, f) + const - half_nm1 * eps * eps
+    accept = torch.log(torch.rand_like(eps)) < log_lik_fn(likelihood)(y, f) + const - half_nm1 * eps * eps
     out = torch.where(accept, f, torch.full_like(f, float("nan"))).reshape(-1)
     accept = accept.reshape(-1)
     stats.proposals += int(accept.sum())
@@ -256,7 +244,7 @@ def ups_log_marginal(likelihood, y, mu, var, num_samples: int, max_n: int = MAX_
     return out, stats
 
 
-class UPSPredictiveLogLikelihood(_ApproximateMarginalLogLikelihood):
+class UPSPredictiveLogLikelihood(ApproximateMLL):
     """Log-loss DLM with uPS gradients of the likelihood term; `stats` accumulates sampler statistics."""
 
     def __init__(self, likelihood, model, num_data, beta=1.0, num_samples: int = 10, combine_terms=True):

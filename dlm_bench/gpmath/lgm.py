@@ -107,15 +107,6 @@ class LGM:
         s = self.site_expectations(*self.marginals(m, cov))
         return float(s.E.sum() - self.kl(m, cov))
 
-    def vlb_chol(self, m, L) -> torch.Tensor:
-        """VLB at V = L L^T (differentiable in m and L: autograd / finite-difference checks)."""
-        mq, vq = self.marginals_chol(m, L)
-        E = self.site.site_expectations(self.y, mq, vq)[0].sum()
-        r = m - self.mu
-        tr = (tri(self.L_S, L, upper=False) ** 2).sum()
-        logdet_V = 2 * torch.log(torch.abs(L.diagonal())).sum()
-        return E - 0.5 * (tr + r @ self.Sigma_solve(r) - self.n + self.logdet_S - logdet_V)
-
     def vlb_grad_chol(self, m, L):
         """VLB and its gradients in m and in the lower-triangular L (eq. 5 with dV = dL L^T + L dL^T):
         dF/dm = D^T rho - Sigma^-1 (m - mu);  dF/dL = tril(D^T diag(lam) D L - Sigma^-1 L + diag(1/L_ii))."""

@@ -23,6 +23,7 @@ from linear_operator.utils.errors import NanError, NotPSDError
 
 from ..errors import ConfigError
 from ..likelihoods import LIKELIHOODS
+from ..training import gpytorch_internals
 from ..training.checkpoint import rng_state, set_rng_state
 from ..training.trainer import StoppingRule, TrainResult
 from ..util import interrupts
@@ -121,7 +122,7 @@ class BatchedBundle(torch.nn.Module):
         self.fused = self.fused_unwhitened and supports_fused(self.model)
         if fixed:
             for name, q in self.named_parameters():
-                q.requires_grad_("_variational_distribution" in name)
+                q.requires_grad_(gpytorch_internals.is_q_u_entry(name))
             # the template's cached-kernel path (FrozenPredictive), shared by every member; it exists for the
             # whitened strategy only: unwhitened models (whiten=false) take the ordinary model call, as unbatched
             self.fast = template._frozen is not None and template.fast_fixed
@@ -132,7 +133,7 @@ class BatchedBundle(torch.nn.Module):
             self._frozen_terms = (X, *self.template._frozen._prior_terms(X))
         _, mean, A, prior_var = self._frozen_terms
         strategy = self.model.variational_strategy
-        strategy._clear_cache()
+        gpytorch_internals.clear_cache(strategy)
         return whitened_marginals(strategy, mean, A, prior_var)
 
     def loss(self, X, y):
@@ -166,7 +167,7 @@ class BatchedBundle(torch.nn.Module):
         gather(self.template.model, src.model, slot)
         gather(self.template.likelihood, src.likelihood, slot)
         self.template.train()  # as after Trainer.fit; eval-mode caches (chol K_ZZ, q(u)) belong to another member
-        self.template.model.variational_strategy._clear_cache()
+        gpytorch_internals.clear_cache(self.template.model.variational_strategy)
 
 
 class BatchFailed(RuntimeError):

@@ -35,6 +35,7 @@ import torch
 from linear_operator.operators import DiagLinearOperator
 from linear_operator.utils.cholesky import psd_safe_cholesky
 
+from ..training import gpytorch_internals
 
 class _PredictiveUpdates(torch.autograd.Function):
     """(A, W = [a | R], diag K_XX) -> (a^T A, max(0, diag K_XX - colsum(A^2)) + colsum((R^T A)^2)) with a
@@ -95,7 +96,7 @@ def _kernel(kernel, x1, x2, diag=False):
 def supports_fused(model) -> bool:
     strategy = model.variational_strategy
     return (isinstance(strategy, FusedKLUnwhitenedStrategy)
-            and isinstance(strategy._variational_distribution, gpytorch.variational.CholeskyVariationalDistribution)
+            and isinstance(gpytorch_internals.q_u_module(strategy), gpytorch.variational.CholeskyVariationalDistribution)
             and strategy.inducing_points.dim() == 3)
 
 
@@ -104,10 +105,10 @@ def fused_unwhitened_predictive(model, X: torch.Tensor):
     q(u) initialised; also sets the strategy's KL for the MLL's next kl_divergence() call. See the module
     docstring."""
     strategy = model.variational_strategy
-    strategy._clear_cache()  # as the training-mode __call__: no memo of another step survives
+    gpytorch_internals.clear_cache(strategy)  # as the training-mode __call__: no memo of another step survives
     Z = strategy.inducing_points
     B, M = Z.shape[0], Z.shape[-2]
-    q = strategy._variational_distribution
+    q = gpytorch_internals.q_u_module(strategy)
     chol_S = q.chol_variational_covar.tril()  # CholeskyVariationalDistribution masks the upper triangle
     Xb = X.expand(B, *X.shape[-2:])
     mean_Z = model.mean_module(Z)

@@ -48,6 +48,7 @@ from ..config.capabilities import BetaGroup
 from ..config.schema import Hyperparameters
 from ..errors import ConfigError
 from ..results.outcome import Outcome
+from ..training import gpytorch_internals
 from ..training.checkpoint import Checkpoint
 from ..training.stage1_store import PretrainStore
 from ..training.trainer import Trainer, TrainResult
@@ -151,10 +152,7 @@ def _fit(template, fixed, X, y, trainer, members, services, out) -> tuple:
     """(batch, results): fit_batched from q(u) initialised as on the first unbatched training call; a batch failing
     as a whole runs its unfinished members unbatched (into `out`)."""
     template.train()
-    strategy = template.model.variational_strategy
-    if not strategy.variational_params_initialized.item():
-        strategy._variational_distribution.initialize_variational_distribution(strategy.prior_distribution)
-        strategy.variational_params_initialized.fill_(1)
+    gpytorch_internals.initialise_q_u(template.model.variational_strategy)
     batch = BatchedBundle(template, [float(m[1].objective.beta) for m in members], fixed)
     try:
         return batch, fit_batched(batch, X, y, trainer)

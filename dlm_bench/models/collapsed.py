@@ -151,11 +151,6 @@ def neg_log_marginal(t: CollapsedTerms) -> torch.Tensor:
     return nlml + trace
 
 
-def sparse_gp_neg_log_marginal(Kuu, Kuf, kff_diag, noise, y, alpha: float = 1.0, jitter=0.0) -> torch.Tensor:
-    """FITC (alpha=1), VFE (alpha=0) or power-EP (between) training objective; see the module docstring."""
-    return neg_log_marginal(collapsed_terms(Kuu, Kuf, kff_diag, noise, y, alpha, jitter))
-
-
 def q_u(t: CollapsedTerms) -> tuple[torch.Tensor, torch.Tensor]:
     """(a_M, R) with q(u) = N(a_M, R R^T): a_M = L LB^{-T} c, B_MM = L B^{-1} L^T."""
     R = torch.linalg.solve_triangular(t.LB, t.L.T, upper=False).T  # L LB^{-T}

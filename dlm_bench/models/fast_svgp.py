@@ -30,6 +30,7 @@ import torch
 from gpytorch.variational.variational_strategy import ComputePredictiveUpdates
 from linear_operator.operators import DiagLinearOperator, SumLinearOperator
 
+from ..training import gpytorch_internals
 from . import fused_rbf
 
 # Inputs per block: M x BLOCK float64 arrays (M = 100: 1.6 MB) mostly stay in a 1-2 MB L2 cache; measured on the
@@ -58,7 +59,7 @@ def supports_blocked(model) -> bool:
     one batch dimension (the batched beta grid)."""
     strategy = model.variational_strategy
     return (type(strategy) is gpytorch.variational.VariationalStrategy
-            and isinstance(strategy._variational_distribution, gpytorch.variational.CholeskyVariationalDistribution)
+            and isinstance(gpytorch_internals.q_u_module(strategy), gpytorch.variational.CholeskyVariationalDistribution)
             and strategy.inducing_points.dim() in (2, 3)
             and bool(strategy.updated_strategy.item()))
 
@@ -78,16 +79,14 @@ def blocked_whitened_predictive(model, X: torch.Tensor, block: int | None = None
     block = block or block_size(model)
     strategy = model.variational_strategy
     # as _VariationalStrategy.__call__ in training mode: fresh caches, q(u) initialised on the first call
-    strategy._clear_cache()
-    if not strategy.variational_params_initialized.item():
-        strategy._variational_distribution.initialize_variational_distribution(strategy.prior_distribution)
-        strategy.variational_params_initialized.fill_(1)
+    gpytorch_internals.clear_cache(strategy)
+    gpytorch_internals.initialise_q_u(strategy)
     Z = strategy.inducing_points
     q_u = strategy.variational_distribution
     jitter = strategy.jitter_val
     # as VariationalStrategy.forward: chol(K_ZZ + jitter) (cached for the KL term), middle = S - I
     Kzz = model.covar_module(Z).add_jitter(jitter)
-    L = strategy._cholesky_factor(Kzz)
+    L = gpytorch_internals.cholesky_factor(strategy, Kzz)
     chol = L.to_dense().type(X.dtype)
     middle = SumLinearOperator(q_u.lazy_covariance_matrix,
                               strategy.prior_distribution.lazy_covariance_matrix.mul(-1)).to_dense()

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 
-import gpytorch
 import torch
 
 # name -> per-point value from (likelihood, mu, var, y, y_hat)

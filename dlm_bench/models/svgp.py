@@ -8,6 +8,7 @@ from linear_operator.operators import DiagLinearOperator, SumLinearOperator
 
 from ..config.schema import MeanFunction
 from ..estimators import effective_estimator, mll_class, mll_kwargs
+from ..training import gpytorch_internals
 from . import fast_svgp
 from .base import ModelBundle, predict_f
 from .components import build_likelihood, initial_kernel_and_inducing
@@ -69,14 +70,13 @@ class FrozenPredictive:
 
     @torch.no_grad()
     def _prior_terms(self, X):
-        from gpytorch.settings import _linalg_dtype_cholesky
         from linear_operator.utils.cholesky import psd_safe_cholesky
 
         strategy = self.model.variational_strategy
         Z = strategy.inducing_points
         if self._chol is None:
             Kzz = self.model.covar_module(Z).add_jitter(strategy.jitter_val)
-            self._chol = psd_safe_cholesky(Kzz.to_dense().type(_linalg_dtype_cholesky.value()))
+            self._chol = psd_safe_cholesky(Kzz.to_dense().type(gpytorch_internals.cholesky_dtype()))
         Kzx = self.model.covar_module(Z, X).to_dense()
         A = torch.linalg.solve_triangular(self._chol.type(Kzx.dtype), Kzx, upper=False)
         prior_var = self.model.covar_module(X, diag=True) + strategy.jitter_val
@@ -84,10 +84,8 @@ class FrozenPredictive:
 
     def __call__(self, X):
         strategy = self.model.variational_strategy
-        strategy._clear_cache()  # q(u) is memoised per call, as in GPyTorch's training-mode __call__
-        if not strategy.variational_params_initialized.item():  # as GPyTorch's first training-mode call
-            strategy._variational_distribution.initialize_variational_distribution(strategy.prior_distribution)
-            strategy.variational_params_initialized.fill_(1)
+        gpytorch_internals.clear_cache(strategy)  # q(u) is memoised per call, as in GPyTorch's training-mode __call__
+        gpytorch_internals.initialise_q_u(strategy)  # as GPyTorch's first training-mode call
         # a kernel/mean/Z changed in place (load_state_dict) or moved (.to): start again
         fingerprint = tuple((t.data_ptr(), t._version, t.dtype, t.device) for t in self._frozen_tensors())
         if fingerprint != self._fingerprint:
@@ -127,7 +125,7 @@ class SVGPBundle(ModelBundle):
     def _frozen_still(self) -> bool:
         """Nothing but q(u) trainable, and a whitened VariationalStrategy with more data than Z (GPyTorch's
         diagonal training path, which FrozenPredictive reproduces)."""
-        return not any(p.requires_grad for n, p in self.named_parameters() if not _is_variational(n))
+        return not any(p.requires_grad for n, p in self.named_parameters() if not gpytorch_internals.is_q_u_entry(n))
 
     def predict_f(self, X):
         return predict_f(self.model, X)
@@ -143,8 +141,8 @@ class SVGPBundle(ModelBundle):
         regression stage 1), freeze them, and start q(u) afresh (GPyTorch re-initialises it to the prior on the
         next training-mode call)."""
         if isinstance(pretrained, SVGPBundle):
-            fresh_q = {k: v for k, v in self.model.state_dict().items() if _is_variational(k)}
-            state = {k: v for k, v in pretrained.model.state_dict().items() if not _is_variational(k)}
+            fresh_q = {k: v for k, v in self.model.state_dict().items() if gpytorch_internals.is_q_u_entry(k)}
+            state = {k: v for k, v in pretrained.model.state_dict().items() if not gpytorch_internals.is_q_u_entry(k)}
             self.model.load_state_dict({**state, **fresh_q})
         else:  # a collapsed bundle (models/sgpr.py): kernel, Z and noise; zero mean, nothing to copy for it
             self.model.covar_module.load_state_dict(pretrained.kernel.state_dict())
@@ -153,14 +151,9 @@ class SVGPBundle(ModelBundle):
         self.model.variational_strategy.variational_params_initialized.fill_(0)
         self.likelihood.load_state_dict(pretrained.likelihood.state_dict())
         for name, p in self.named_parameters():
-            p.requires_grad_(_is_variational(name))
+            p.requires_grad_(gpytorch_internals.is_q_u_entry(name))
         if type(self.model.variational_strategy) is gpytorch.variational.VariationalStrategy:
             self._frozen = FrozenPredictive(self.model)
-
-
-def _is_variational(name: str) -> bool:
-    """Parameters / buffers of q(u) (everything else is a hyperparameter or Z)."""
-    return "_variational_distribution" in name or "variational_params_initialized" in name
 
 
 def build_svgp(cfg, X_train: torch.Tensor, y_train: torch.Tensor) -> SVGPBundle:

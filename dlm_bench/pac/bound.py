@@ -12,7 +12,6 @@ parameter of Q, not of the prior, and is not rounded (sec. 3.1, footnote 4).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import torch
 
@@ -57,12 +56,3 @@ def bound_pinsker(risk: torch.Tensor, kl: torch.Tensor, n: int, log_theta: float
 
 
 BOUNDS = {"pac_kl": bound_kl, "pac_sqrt": bound_pinsker}  # objective name -> training objective
-
-
-@dataclass
-class BoundTerms:
-    bound: float
-    bound_pinsker: float
-    gibbs_train: float
-    kl_over_n: float
-    log_theta: float

@@ -2,6 +2,7 @@
 
 from .build import build_report, missing_points
 from .collect import collect
-from .layouts import SPECS, FigureSpec, MethodSpec, TableSpec
+from .layouts import SPECS
+from .spec_types import FigureSpec, MethodSpec, TableSpec
 
 __all__ = ["SPECS", "FigureSpec", "MethodSpec", "TableSpec", "build_report", "collect", "missing_points"]

@@ -14,7 +14,8 @@ from .compare import (SELECTED_NOTE, TOO_FEW, has_beta_grid, paired, pick_baseli
                       selection_notes, with_grid_flag)
 from .figures import add_selected_lines, make_curve_figure, make_figure, make_paired_figure, make_sweep_figure
 from .html import write_html
-from .layouts import (
+from .layouts import specs_for, swept_columns
+from .spec_types import (
     CurveSpec,
     ExternalSpec,
     FigureSpec,
@@ -22,8 +23,6 @@ from .layouts import (
     PredictiveSpec,
     SweepFigureSpec,
     TableSpec,
-    specs_for,
-    swept_columns,
 )
 from .predictive import make_predictive_figure, write_predictive_comparison
 from .tables import SERIES, apply_methods, fmt_cell, mean_se, partial_grids, pivot_for_markdown, to_markdown

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..results.labels import record_method, record_variant
-from ..results.schema import REQUIRED, check_curve_csv, check_run_record
+from ..results.schema import check_curve_csv, check_run_record
 
 NESTED = ("metrics", "train", "config", "env", "label_map")
 # Settings copied from run.json's config into columns (dotted path -> column), when present: what a report

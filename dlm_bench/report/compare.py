@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .layouts import FigureSpec, MethodSpec, TableSpec, where
+from .layouts import where
+from .spec_types import FigureSpec, MethodSpec, TableSpec
 from .tables import GRID_COL, SERIES, apply_methods, partial_grids
 
 ON_GRID = "on_beta_grid"  # derived column: the run is a point of the beta grid (objective.beta_index set)

@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .layouts import FigureSpec  # noqa: E402
+from .spec_types import FigureSpec  # noqa: E402
 from .tables import SERIES, apply_methods, mean_se, series_labels  # noqa: E402
 
 

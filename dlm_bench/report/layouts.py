@@ -5,16 +5,7 @@ module picks an experiment's specs and builds the generic ones for experiments w
 from __future__ import annotations
 
 from .layout_files import all_layouts
-from .spec_types import (  # noqa: F401  (the schema, re-exported: report code imports it from here)
-    CurveSpec,
-    ExternalSpec,
-    FigureSpec,
-    MethodSpec,
-    PredictiveComparisonSpec,
-    PredictiveSpec,
-    SweepFigureSpec,
-    TableSpec,
-)
+from .spec_types import SweepFigureSpec, TableSpec
 
 
 def where(**kw) -> tuple[tuple[str, object], ...]:

@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .layouts import PredictiveComparisonSpec, PredictiveSpec  # noqa: E402
+from .spec_types import PredictiveComparisonSpec, PredictiveSpec  # noqa: E402
 from .tables import apply_methods, to_markdown  # noqa: E402
 
 

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 
 from ..config.beta_grid import select_beta
-from .layouts import MethodSpec, result_settings
+from .layouts import result_settings
+from .spec_types import MethodSpec
 
 SERIES = "series"
 # What a series is drawn against or selected over, not a variant of it

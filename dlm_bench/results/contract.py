@@ -75,10 +75,6 @@ def write_curve_csv(run_dir: Path, rows: list[dict]) -> Path:
     return path
 
 
-def read_run_json(path: Path) -> dict:
-    return json.loads(Path(path).read_text())
-
-
 def _finite_or_none(obj):
     if isinstance(obj, float):
         return obj if obj == obj and obj not in (float("inf"), float("-inf")) else None

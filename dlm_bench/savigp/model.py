@@ -272,10 +272,6 @@ class Savigp(nn.Module):
 
     # ------------------------------------------------------------------ prediction
     @torch.no_grad()
-    def predict_marginals(self, Xs):
-        return self.marginals(Xs)
-
-    @torch.no_grad()
     def log_predictive(self, Xs, ys, eps=None):
         """log p(y*) = log sum_k pi_k int p(y*|f) N(f; b_k*, Sigma_k*) df per test point."""
         b, Sig = self.marginals(Xs)

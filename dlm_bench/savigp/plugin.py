@@ -27,7 +27,6 @@ from .likelihoods import LIKELIHOODS, build_likelihood
 from .model import LOG_UPPER, Savigp
 
 
-
 def check_config(cfg: DictConfig) -> None:
     """savigp.* settings in their domains, before any data is loaded: the ranges and choices declared with the
     schema's fields (config/schema.py SavigpConfig, checked by config.schema.check_domains), then what depends on
@@ -214,10 +213,6 @@ def learned_kernel(model: Savigp) -> dict:
         ell = torch.cat([k.log_lengthscale.clamp(max=LOG_UPPER).exp() for k in model.kernels])
         var = torch.stack([k.log_variance.clamp(max=LOG_UPPER).exp() for k in model.kernels])
     return {"hyp_lengthscale": float(ell.mean()), "hyp_variance": float(var.mean())}
-
-
-def variant_label(s) -> str:
-    return "fg" if s.posterior == "fg" else f"mog{s.components}"
 
 
 def fit_checkpoint(cfg: DictConfig, run_dir, identity: dict | None = None) -> Checkpoint | None:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import time
 
-import torch
-
 from ..errors import ConfigError
 from . import METHODS
 from .dual import fit_dual, init_lambda

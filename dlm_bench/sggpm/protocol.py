@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..data.datasets import DatasetError, RemoteFile
+from ..data.datasets import DatasetError
 from ..errors import ConfigError
 
 EXPERIMENTS = ("rsheth80/sparse_var_inf_ggpm_experiments", "71ebd234e303791b1e71325db29b3c79865fe745")
@@ -48,9 +48,6 @@ _SHA = {
     "fold10_train_M167.txt": "27e41ae52f33fee898ca6d2e5ba2f0a1f4c0a2719e62befdc575ff1781cd7095",
     "fold10_test_M167.txt": "8c2e53bb90087c1100016d03c2707a9c7b290fbd4ce4aa959e438717f26fad42",
 }
-# canonical source: the derived index files name upstream's stored run output (no per-file URL exists)
-SPLIT_FILES = tuple(RemoteFile(f"https://raw.githubusercontent.com/{EXPERIMENTS[0]}/{EXPERIMENTS[1]}/outputs.zip",
-                               sha, f"{SPLITS_DIR}/{name}") for name, sha in _SHA.items())
 
 
 def mround(x):

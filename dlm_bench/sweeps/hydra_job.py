@@ -1,7 +1,6 @@
 """What a sweep job reads of its Hydra job, read here (the sweep is where the Hydra job is) and passed to the run
-harness, which reads no Hydra state: the job's overrides (run.execute's `overrides`, for the validation of group
-choices) and the sweep's beta indices (run.execute's `beta_indices`: a batched beta group, run/batched.py, trains
-those members, not the full grid). A command-line `objective.beta_index=<sweep>` reaches the jobs (also joblib /
+harness, which reads no Hydra state: the sweep's beta indices (run.execute's `beta_indices`: a batched beta group,
+run/batched.py, trains those members, not the full grid); the job's overrides come from compose.job_overrides. A command-line `objective.beta_index=<sweep>` reaches the jobs (also joblib /
 SLURM workers) in the environment variable INDICES_ENV (launch.run_sweep); else the experiment's
 hydra.sweeper.params give them."""
 
@@ -9,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from .compose import job_overrides, swept_values  # noqa: F401  (job_overrides: the job's overrides, for sweep_job)
+from .compose import swept_values
 
 INDICES_ENV = "DLM_BENCH_SWEEP_BETA_INDICES"
 

@@ -24,14 +24,11 @@ from ..run.record import failure_record
 from ..run.signals import check_not_terminated, install
 from ..util.logline import numbered
 from ..util.locks import SWEEP_ID_ENV, RunLock, holder
-from .hydra_job import job_overrides, sweep_beta_indices
-from .compose import job_number
+from .compose import job_number, job_overrides
+from .hydra_job import sweep_beta_indices
 from .deadline import defer_reason, stop_at_deadline
 from .progress import announce
 from .watchdog import in_joblib_worker, watch_parent
-
-OUTCOMES = ("skipped", "failed_before", "ok", "diverged", "failed", "not_run", "outside_grid", "not_applicable",
-            "running_elsewhere", "deferred")
 
 
 def _set_threads(cfg: DictConfig) -> int:

@@ -39,7 +39,7 @@ import numpy as np
 import torch
 
 from ..results.atomic import atomic_write
-from ..results.checkpoint_files import CHECKPOINT, PREFIX, TMP_PREFIX, remove_checkpoints  # noqa: F401 (names in a leaf)
+from ..results.checkpoint_files import CHECKPOINT, PREFIX, TMP_PREFIX  # noqa: F401 (CHECKPOINT: the plugins' name for it)
 FORMAT = 1
 IDENTITY_KEYS = ("run", "config")  # what run/naming.py checkpoint_identity records
 

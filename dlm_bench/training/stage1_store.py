@@ -116,11 +116,10 @@ class PretrainStore:
     `rebuilt` the corrupt ones among them."""
 
     def __init__(self, root: Path | str, poll_s: float = 0.5, wait_s: float | None = None,
-                 progress_s: float | None = None, timeout_s: float | None = None):
+                 progress_s: float | None = None):
         self.root = Path(root) / STORE_DIR
         self.poll_s = poll_s
-        wait = wait_s if wait_s is not None else timeout_s  # timeout_s: the old name
-        self.wait_s = wait if wait is not None else env_seconds("DLM_BENCH_PRETRAIN_WAIT_S", DEFAULT_WAIT_S)
+        self.wait_s = wait_s if wait_s is not None else env_seconds("DLM_BENCH_PRETRAIN_WAIT_S", DEFAULT_WAIT_S)
         self.progress_s = (progress_s if progress_s is not None
                            else env_seconds("DLM_BENCH_PRETRAIN_PROGRESS_S", DEFAULT_PROGRESS_S))
         self.trainings = 0

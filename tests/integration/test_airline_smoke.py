@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from dlm_bench.run import execute
-from dlm_bench.cli import compose_config
 from dlm_bench.data.fetch import FORMAT_VERSION
+from dlm_bench.run import execute
+from dlm_bench.sweeps.compose import compose_config
 
 
 @pytest.fixture

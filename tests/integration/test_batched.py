@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from dlm_bench.cli import compose_config
 from dlm_bench.errors import ConfigError
 from dlm_bench.run import execute, run_name
+from dlm_bench.sweeps.compose import compose_config
 from dlm_bench.sweeps.launch import run_sweep
 from tests.helpers import assert_batched_member_equals
 

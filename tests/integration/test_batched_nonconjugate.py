@@ -14,11 +14,11 @@ import json
 import pytest
 import torch
 
-from dlm_bench.cli import compose_config
 from dlm_bench.models.batched_svgp import BatchedBundle, gather
 from dlm_bench.models.builders import build_bundle
 from dlm_bench.models.task_defaults import resolve_task_defaults
 from dlm_bench.run.context import prepare_data
+from dlm_bench.sweeps.compose import compose_config
 from dlm_bench.sweeps.launch import run_sweep
 from tests.helpers import assert_batched_member_equals, glm_overrides
 

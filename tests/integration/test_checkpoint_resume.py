@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from dlm_bench.cli import compose_config
 from dlm_bench.errors import Terminated
 from dlm_bench.run import execute, signals
+from dlm_bench.sweeps.compose import compose_config
 from tests.helpers import cli_command
 
 TINY = ["dataset=boston", "model.num_inducing=10", "dtype=float64", "device=cpu", "trainer.progress=off"]

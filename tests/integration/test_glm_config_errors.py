@@ -8,11 +8,11 @@ import pytest
 import torch
 from scipy import stats
 
-from dlm_bench.cli import compose_config
 from dlm_bench.errors import ConfigError
 from dlm_bench.likelihoods import LIKELIHOODS
 from dlm_bench.models.predictive_metrics import predictive_metrics
 from dlm_bench.run import execute, run_name
+from dlm_bench.sweeps.compose import compose_config
 from tests import reference as ref
 from tests.helpers import glm_overrides
 

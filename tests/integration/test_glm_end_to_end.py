@@ -8,7 +8,7 @@ import math
 import pytest
 
 from dlm_bench.run import execute
-from dlm_bench.cli import compose_config
+from dlm_bench.sweeps.compose import compose_config
 from tests.helpers import glm_overrides
 
 RUNS = [  # task, overrides, recorded estimator, likelihood

@@ -30,8 +30,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dlm_bench.cli import compose_config, main
+from dlm_bench.cli import main
 from dlm_bench.results.schema import check_curve_csv, check_run_record
+from dlm_bench.sweeps.compose import compose_config
 from dlm_bench.util.locks import LOCK_NAME, boot_id, proc_start_time
 
 HANG_LIMIT_S = 60  # a row still running after this has hung (/dev/zero used to be hashed forever)

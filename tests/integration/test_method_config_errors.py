@@ -5,7 +5,7 @@ import pytest
 
 from dlm_bench.errors import ConfigError
 from dlm_bench.run import execute
-from dlm_bench.cli import compose_config
+from dlm_bench.sweeps.compose import compose_config
 
 
 @pytest.mark.parametrize(

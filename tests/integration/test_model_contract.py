@@ -19,7 +19,6 @@ import pandas as pd
 import pytest
 import torch
 
-from dlm_bench.cli import compose_config
 from dlm_bench.models.builders import BUILDERS, build_bundle
 from dlm_bench.models.predictive_metrics import predictive_metrics
 from dlm_bench.models.task_defaults import resolve_task_defaults
@@ -28,6 +27,7 @@ from dlm_bench.registry.models import MODELS
 from dlm_bench.registry.validation import validate_run
 from dlm_bench.run import execute
 from dlm_bench.run.context import prepare_data, seed_everything
+from dlm_bench.sweeps.compose import compose_config
 from dlm_bench.training.trainer import Trainer
 from tests.helpers import write_regression_csv
 

@@ -4,7 +4,7 @@ runs: tests/integration/test_pac_end_to_end.py)."""
 import pytest
 
 from dlm_bench.run import execute
-from dlm_bench.cli import compose_config
+from dlm_bench.sweeps.compose import compose_config
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from dlm_bench.run import execute
-from dlm_bench.cli import compose_config
+from dlm_bench.sweeps.compose import compose_config
 
 PAC = ["paper=pac", "eval.pac=true", "protocol=pac", "trainer.max_iters=15", "trainer.progress=off"]
 CASES = {

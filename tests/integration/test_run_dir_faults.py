@@ -10,10 +10,11 @@ import sys
 
 import pytest
 
-from dlm_bench.cli import compose_config, main
+from dlm_bench.cli import main
 from dlm_bench.errors import ResultsNotWritten
 from dlm_bench.run import execute, run_dir_for
 from dlm_bench.run import record as record_module
+from dlm_bench.sweeps.compose import compose_config
 
 FAST = ["trainer.max_iters=3", "model.num_inducing=5", "trainer.progress=off"]
 

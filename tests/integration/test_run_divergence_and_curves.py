@@ -6,7 +6,7 @@ import json
 import pandas as pd
 
 from dlm_bench.run import execute
-from dlm_bench.cli import compose_config
+from dlm_bench.sweeps.compose import compose_config
 
 
 def test_real_lr_explosion_is_marked_diverged(tmp_path):

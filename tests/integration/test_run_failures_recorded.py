@@ -3,8 +3,8 @@ runs: tests/integration/test_run_divergence_and_curves.py)."""
 
 import json
 
-from dlm_bench.cli import compose_config
 from dlm_bench.run import execute
+from dlm_bench.sweeps.compose import compose_config
 from dlm_bench.training.trainer import Trainer, TrainResult
 
 

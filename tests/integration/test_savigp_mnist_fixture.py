@@ -14,11 +14,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dlm_bench.cli import compose_config
 from dlm_bench.data import get_spec
 from dlm_bench.data.api import load_dataset
 from dlm_bench.data.datasets import DATASETS
 from dlm_bench.run import execute
+from dlm_bench.sweeps.compose import compose_config
 
 N_TRAIN, N_TEST = 80, 30
 

@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dlm_bench.cli import compose_config
 from dlm_bench.errors import ConfigError
 from dlm_bench.run import execute, run_name
 from dlm_bench.savigp import report
+from dlm_bench.sweeps.compose import compose_config
 from tests.helpers import cli_command
 
 

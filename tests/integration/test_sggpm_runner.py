@@ -8,9 +8,9 @@ import subprocess
 import pandas as pd
 import pytest
 
-from dlm_bench.cli import compose_config
 from dlm_bench.registry.validation import validate_run as check_method
 from dlm_bench.run import run_name
+from dlm_bench.sweeps.compose import compose_config
 from tests.helpers import cli_command
 
 

@@ -14,15 +14,17 @@ import numpy as np
 import pytest
 import yaml
 
-from dlm_bench.cli import compose_config, main
+from dlm_bench.cli import main
 from dlm_bench.config.schema import GROUPS, conf_dir
 from dlm_bench.report.build import build_report
 from dlm_bench.report.collect import collect_runs
 from dlm_bench.report.figures import make_sweep_figure
-from dlm_bench.report.layouts import SweepFigureSpec, default_specs
+from dlm_bench.report.layouts import default_specs
+from dlm_bench.report.spec_types import SweepFigureSpec
 from dlm_bench.run import run_dir_for
 from dlm_bench.run.signals import descendants as _descendants
 from dlm_bench.run.signals import stop_workers
+from dlm_bench.sweeps.compose import compose_config
 from dlm_bench.util.locks import LOCK_NAME, RunLock, holder
 
 

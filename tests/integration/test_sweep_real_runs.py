@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from dlm_bench.cli import compose_config, main
+from dlm_bench.cli import main
 from dlm_bench.run import run_dir_for
 from dlm_bench.run.signals import descendants as _descendants
+from dlm_bench.sweeps.compose import compose_config
 from dlm_bench.sweeps.launch import run_sweep
 from dlm_bench.sweeps.plan import plan_sweep
 from dlm_bench.util.locks import LOCK_NAME

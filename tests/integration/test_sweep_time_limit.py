@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from dlm_bench.cli import compose_config
 from dlm_bench.sweeps import cost_estimate
 from dlm_bench.sweeps import deadline as sweep_deadline
+from dlm_bench.sweeps.compose import compose_config
 from dlm_bench.sweeps.deadline import defer_reason, parse_duration, set_deadline
 from dlm_bench.sweeps.launch import run_sweep, summary_line
 from tests.helpers import cli_command

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from dlm_bench.run import execute
-from dlm_bench.cli import compose_config
+from dlm_bench.sweeps.compose import compose_config
 
 
 @pytest.mark.parametrize("task,metric", [("binary", "test_error"), ("count", "test_mre")])

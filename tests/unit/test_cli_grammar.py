@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from dlm_bench.cli import build_parser, parse_intermixed, plain_value
+from dlm_bench.cli import build_parser, parse_intermixed
+from dlm_bench.sweeps.compose import plain_value
 
 # (argv, the command's list in order, flags that must be set): flags before, between and after the words
 ORDERS = [

@@ -3,9 +3,9 @@
 import pytest
 from omegaconf import OmegaConf
 
-from dlm_bench.cli import compose_config
 from dlm_bench.config.schema import GROUPS, conf_dir, group_options
 from dlm_bench.run import run_name
+from dlm_bench.sweeps.compose import compose_config
 
 CASES = [f"{g}={o}" for g in GROUPS for o in group_options(g)] + [
     f"experiment={o}" for o in group_options("experiment")

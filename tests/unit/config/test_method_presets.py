@@ -12,8 +12,9 @@ import re
 import pytest
 from omegaconf import OmegaConf
 
-from dlm_bench.cli import UserError, compose_config
+from dlm_bench.cli import UserError
 from dlm_bench.config.schema import conf_dir, group_options
+from dlm_bench.sweeps.compose import compose_config
 from tests.helpers import sweeper_params
 
 # method -> (model, objective, estimator, num_samples, nu, hyperparameters, num_inducing, mean, likelihood)

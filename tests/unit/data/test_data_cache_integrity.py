@@ -15,12 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dlm_bench.cli import compose_config, main
+from dlm_bench.cli import main
 from dlm_bench.data import DATASETS, DatasetError, DatasetSpec, RemoteFile
 from dlm_bench.data.api import load_spec
 from dlm_bench.data.cache import read_sidecar, sidecar_path
-from dlm_bench.run import run_name
 from dlm_bench.errors import Terminated
+from dlm_bench.run import run_name
+from dlm_bench.sweeps.compose import compose_config
 
 fetch_mod = importlib.import_module("dlm_bench.data.fetch")
 

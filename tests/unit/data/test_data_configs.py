@@ -21,7 +21,7 @@ def _fields(cls):
 
 @pytest.mark.parametrize("name", sorted(DATASETS) + ["csv"])
 def test_every_registered_dataset_composes(name):
-    from dlm_bench.cli import compose_config
+    from dlm_bench.sweeps.compose import compose_config
 
     assert compose_config([f"dataset={name}"]).dataset.name == name
 

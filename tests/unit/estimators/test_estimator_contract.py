@@ -26,6 +26,7 @@ from linear_operator.operators import DiagLinearOperator
 
 from dlm_bench.estimators import ESTIMATORS
 from dlm_bench.likelihoods import LIKELIHOODS
+from dlm_bench.training import gpytorch_internals
 from tests.gradcheck import assert_grads_match_finite_differences
 from tests.helpers import build, grid_expectation, grid_log_marginal, make_likelihood, sample_targets, set_q
 
@@ -178,7 +179,7 @@ def test_deterministic_value_vs_dense_grid(name, objective, lik):
 def test_deterministic_gradient_vs_finite_differences(name, objective, lik):
     model, likelihood, X, y = svgp_problem(lik)
     mll = make_mll(name, objective, likelihood, model, num_data=len(y))
-    params = [model.variational_strategy._variational_distribution.variational_mean,
+    params = [gpytorch_internals.q_u_module(model.variational_strategy).variational_mean,
               model.covar_module.base_kernel.raw_lengthscale]
     assert_grads_match_finite_differences(lambda: -mll(model(X), y), params, h=1e-5, rtol=1e-5, atol=1e-7)
 

@@ -11,7 +11,8 @@ import torch
 from scipy import stats
 
 from dlm_bench.estimators.bmc import sampled_log_likelihoods
-from dlm_bench.estimators.ups import log_accept, proposal_width, ups_log_marginal, ups_sample
+from dlm_bench.estimators.quadrature import log_lik_fn
+from dlm_bench.estimators.ups import proposal_width, ups_log_marginal, ups_sample
 from dlm_bench.likelihoods import LIKELIHOODS
 from tests import reference as ref
 
@@ -51,6 +52,15 @@ def test_ups_vectorised_over_examples_with_fallback():
     for i in range(4):
         cdf = ref.tilted_cdf_ref("poisson_exp", y[i].item(), mu[i].item(), var[i].item())
         assert stats.kstest(samples[:, i].numpy(), cdf).pvalue > 1e-3
+
+
+def log_accept(likelihood, y, f, mu, var, n, log_max):
+    """log [q(f) p(y|f) / (l_max h2(f))] with q = N(mu, var) and the proposal h2 = N(mu, n var): <= 0 wherever the
+    envelope l_max h2 covers q p (written out here from the densities, apart from ups_sample's algebra)."""
+    log_2pi = math.log(2 * math.pi)
+    log_q = -0.5 * (log_2pi + torch.log(var) + (f - mu) ** 2 / var)
+    log_h2 = -0.5 * (log_2pi + torch.log(n * var) + (f - mu) ** 2 / (n * var))
+    return log_lik_fn(likelihood)(y, f) + log_q - log_max - log_h2
 
 
 def test_envelope_is_valid_including_the_poisson_mode_inside_the_interval():

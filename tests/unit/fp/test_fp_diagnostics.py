@@ -5,7 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-from dlm_bench.fp import fpdiag, glm, make_site
+from dlm_bench.fp import fpdiag
+from dlm_bench.gpmath.lgm import glm
+from dlm_bench.gpmath.sites import make_site
 
 
 def _tiny_poisson(seed=0, n=12, d=3, s=0.5):

@@ -5,11 +5,11 @@ computation (fast=False), float64, to 1e-10 relative."""
 import pytest
 import torch
 
-from dlm_bench.cli import compose_config
 from dlm_bench.models import collapsed
 from dlm_bench.models.builders import build_bundle
 from dlm_bench.models.task_defaults import resolve_task_defaults
 from dlm_bench.run.context import seed_everything
+from dlm_bench.sweeps.compose import compose_config
 
 
 def bundle_and_data(model, n=300, seed=0, extra=()):

@@ -2,10 +2,11 @@
 
 import torch
 
-from dlm_bench.cli import compose_config
 from dlm_bench.models.builders import build_bundle
 from dlm_bench.models.fixed import evaluate_only, pretrain_and_freeze
 from dlm_bench.run.context import prepare_data
+from dlm_bench.sweeps.compose import compose_config
+from dlm_bench.training import gpytorch_internals
 from dlm_bench.training.trainer import Trainer
 
 
@@ -40,23 +41,23 @@ def test_fixed_dlm_freezes_hyperparameters_and_z_and_learns_q_from_scratch(monke
     assert type(pre.mll).__name__ == "VariationalELBO" and pre.mll.beta == 1.0
     assert type(bundle.mll).__name__ == "PredictiveLogLikelihood" and bundle.mll.beta == 0.5
 
-    is_hyper = lambda n: "_variational_distribution" not in n  # noqa: E731
+    is_hyper = lambda n: not gpytorch_internals.is_q_u_entry(n)  # noqa: E731
     hyper_pre = snapshot(pre, is_hyper)
     assert any("inducing_points" in n for n in hyper_pre) and any("raw_lengthscale" in n for n in hyper_pre)
     before = snapshot(bundle, is_hyper)
     for n, v in hyper_pre.items():
         assert torch.equal(before[n], v), n  # adopted exactly
     trainable = {n for n, p in bundle.named_parameters() if p.requires_grad}
-    assert trainable and all("_variational_distribution" in n for n in trainable)
+    assert trainable and all(gpytorch_internals.is_q_u_entry(n) for n in trainable)
 
     bundle.train()
-    q_pre = pre.model.variational_strategy._variational_distribution.variational_mean.detach().clone()
+    q_pre = gpytorch_internals.q_u_module(pre.model.variational_strategy).variational_mean.detach().clone()
     result = trainer.fit(bundle.loss, bundle.trainable_parameters(), X, y)
     assert result.status == "ok" and result.iterations == 40
     after = snapshot(bundle, is_hyper)
     for n, v in before.items():
         assert torch.equal(after[n], v), n  # frozen through training
-    q_new = bundle.model.variational_strategy._variational_distribution.variational_mean.detach()
+    q_new = gpytorch_internals.q_u_module(bundle.model.variational_strategy).variational_mean.detach()
     assert not torch.allclose(q_new, q_pre)
 
 

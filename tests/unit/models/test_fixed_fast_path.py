@@ -5,11 +5,12 @@ reference: the same bundle with fast_fixed=False), float64, to 1e-10."""
 import pytest
 import torch
 
-from dlm_bench.cli import compose_config
 from dlm_bench.models.builders import build_bundle
 from dlm_bench.models.fixed import pretrain_config
 from dlm_bench.models.task_defaults import resolve_task_defaults
 from dlm_bench.run.context import prepare_data
+from dlm_bench.sweeps.compose import compose_config
+from dlm_bench.training import gpytorch_internals
 
 
 def fixed_bundle(overrides, seed=0):
@@ -22,13 +23,13 @@ def fixed_bundle(overrides, seed=0):
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():  # a "trained" SVGP: hyperparameters and Z away from their initial values
         for name, p in pre.named_parameters():
-            if "_variational_distribution" not in name:
+            if not gpytorch_internals.is_q_u_entry(name):
                 p.add_(0.3 * torch.randn(p.shape, generator=g, dtype=p.dtype))
     bundle = build_bundle(cfg, X, y).double()
     bundle.adopt_hyperparameters(pre)
     bundle.train()
     bundle.loss(X[:50], y[:50])  # q(u) initialised (to the prior), as on the first training call
-    q = bundle.model.variational_strategy._variational_distribution
+    q = gpytorch_internals.q_u_module(bundle.model.variational_strategy)
     with torch.no_grad():  # a general q(u) = N(m, S)
         q.variational_mean.copy_(torch.randn(q.variational_mean.shape, generator=g, dtype=torch.float64))
         q.chol_variational_covar.add_(0.2 * torch.randn(q.chol_variational_covar.shape, generator=g,

@@ -5,8 +5,8 @@ in that parameter's dtype; a float32 parameter converted by `.double()` afterwar
 import pytest
 import torch
 
-from dlm_bench.cli import compose_config
 from dlm_bench.models.builders import build_bundle
+from dlm_bench.sweeps.compose import compose_config
 
 
 @pytest.mark.parametrize("model, extra", [("svgp", []), ("sgpr", []), ("fitc", []), ("pac_gp", ["objective=pac_kl"]),

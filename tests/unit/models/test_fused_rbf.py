@@ -6,11 +6,12 @@ path (fast paths off) to 1e-9 relative, float64, also with nearly coincident ind
 import pytest
 import torch
 
-from dlm_bench.cli import compose_config
 from dlm_bench.models import collapsed, fast_svgp, fused_rbf
 from dlm_bench.models.builders import build_bundle
 from dlm_bench.models.task_defaults import resolve_task_defaults
 from dlm_bench.run.context import seed_everything
+from dlm_bench.sweeps.compose import compose_config
+from dlm_bench.training import gpytorch_internals
 
 D64 = torch.float64
 
@@ -110,7 +111,7 @@ def test_svgp_fused_loss_equals_gpytorch_path(overrides, coincident):
         for name, p in b.named_parameters():
             if "inducing_points" not in name:
                 p.add_(0.2 * torch.randn(p.shape, generator=g, dtype=p.dtype))
-        b.model.variational_strategy._variational_distribution.chol_variational_covar.tril_()
+        gpytorch_internals.q_u_module(b.model.variational_strategy).chol_variational_covar.tril_()
     assert fused_rbf.supports_fused_rbf(b.model.covar_module, Z, X)
     params = b.trainable_parameters()
     ref = b.loss(X, y)

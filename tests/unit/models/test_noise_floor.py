@@ -5,12 +5,12 @@ ends at that floor, not at GPyTorch's default 1e-4 (the App. E test of Reeb et a
 import pytest
 import torch
 
-from dlm_bench.cli import compose_config
 from dlm_bench.errors import ConfigError
 from dlm_bench.models.builders import build_bundle
 from dlm_bench.models.plugin import check_config
 from dlm_bench.models.task_defaults import resolve_task_defaults
 from dlm_bench.run.context import seed_everything
+from dlm_bench.sweeps.compose import compose_config
 
 
 def bundle_for(overrides, X, y):

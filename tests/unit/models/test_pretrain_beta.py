@@ -7,14 +7,15 @@ from __future__ import annotations
 import pytest
 import torch
 
-from dlm_bench.cli import UserError, compose_config
+from dlm_bench.cli import UserError
 from dlm_bench.errors import ConfigError
 from dlm_bench.models.builders import build_bundle
 from dlm_bench.models.fixed import pretrain_and_freeze, pretrain_config
-from dlm_bench.training.stage1_store import pretrain_key
+from dlm_bench.models.task_defaults import resolve_task_defaults
 from dlm_bench.run import run_name
 from dlm_bench.run.context import prepare_data, seed_everything
-from dlm_bench.models.task_defaults import resolve_task_defaults
+from dlm_bench.sweeps.compose import compose_config
+from dlm_bench.training.stage1_store import pretrain_key
 from dlm_bench.training.trainer import Trainer
 
 SMALL = ["protocol.train_size=120", "model.num_inducing=8", "trainer.max_iters=30", "trainer.progress=off"]

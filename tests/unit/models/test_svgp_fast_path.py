@@ -6,11 +6,11 @@ tested in test_fused_rbf.py); the Matern case the blocked GPyTorch calls."""
 import pytest
 import torch
 
-from dlm_bench.cli import compose_config
 from dlm_bench.models import fast_svgp
 from dlm_bench.models.builders import build_bundle
 from dlm_bench.models.task_defaults import resolve_task_defaults
 from dlm_bench.run.context import seed_everything
+from dlm_bench.sweeps.compose import compose_config
 
 
 def data(n, binary=False, seed=0):

@@ -9,13 +9,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dlm_bench.cli import compose_config
 from dlm_bench.config.schema import group_options
 from dlm_bench.registry.models import objective_label
 from dlm_bench.report.build import compare_with_reference
 from dlm_bench.report.collect import flatten
-from dlm_bench.report.layouts import SPECS, MethodSpec, PredictiveSpec, where
+from dlm_bench.report.layouts import SPECS, where
 from dlm_bench.report.predictive import make_predictive_figure
+from dlm_bench.report.spec_types import MethodSpec, PredictiveSpec
+from dlm_bench.sweeps.compose import compose_config
 from tests.helpers import sweeper_params
 
 
@@ -114,8 +115,8 @@ def _predictive_json(d, mean, var, noise, eps=0.1, x=(-1.0, 0.0, 1.0, 2.0), X_tr
 def test_fig6_distances_are_rms_over_the_training_range(tmp_path):
     """RMS of mean and noise-free sd differences, re-derived by hand: grid x = -1, 0, 1, 2 with training inputs in
     [-1, 1], so the point x = 2 (where the two differ most) is left out."""
-    from dlm_bench.report.layouts import PredictiveComparisonSpec
     from dlm_bench.report.predictive import make_predictive_comparison
+    from dlm_bench.report.spec_types import PredictiveComparisonSpec
 
     rows = [
         {"model": "pac_sgp", "objective": "pac_kl", "epsilon": 0.1,

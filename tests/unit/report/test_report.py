@@ -108,7 +108,7 @@ def test_figure_that_matches_no_run_is_not_drawn_and_the_index_says_so(tmp_path,
 
 def test_curve_figure_averages_tracked_metrics_over_seeds(tmp_path):
     from dlm_bench.report.figures import make_curve_figure
-    from dlm_bench.report.layouts import CurveSpec
+    from dlm_bench.report.spec_types import CurveSpec
 
     write_runs(tmp_path)
     df = collect([tmp_path])
@@ -129,7 +129,7 @@ def test_curve_figure_averages_tracked_metrics_over_seeds(tmp_path):
 def test_curve_panel_without_curve_files_says_so(tmp_path):
     """A dataset whose runs have no curve.csv (restored from a runs.tgz) gets a panel that says why it is empty."""
     from dlm_bench.report.figures import make_curve_figure
-    from dlm_bench.report.layouts import CurveSpec
+    from dlm_bench.report.spec_types import CurveSpec
 
     write_runs(tmp_path)
     df = collect([tmp_path])
@@ -194,9 +194,9 @@ def test_settings_that_do_not_change_results_never_split_a_series(tmp_path):
 def test_the_settings_left_out_of_series_are_left_out_of_run_names():
     """layouts.NO_EFFECT is the report's side of run/naming.run_name: changing any of those settings gives the same
     run name, i.e. the same result (and a setting that does change results, num_inducing, changes the name)."""
-    from dlm_bench.cli import compose_config
     from dlm_bench.report.layouts import NO_EFFECT
     from dlm_bench.run.naming import run_name
+    from dlm_bench.sweeps.compose import compose_config
 
     other = {"cfg.trainer.progress": "trainer.progress=lines", "cfg.report": "report=dlm_demo",
              "cfg.objective.beta_batch": "objective.beta_batch=true"}
@@ -209,7 +209,7 @@ def test_the_settings_left_out_of_series_are_left_out_of_run_names():
 
 def test_a_categorical_axis_is_drawn_as_points_not_a_joined_line(tmp_path):
     from dlm_bench.report.figures import make_sweep_figure
-    from dlm_bench.report.layouts import SweepFigureSpec
+    from dlm_bench.report.spec_types import SweepFigureSpec
 
     _mixed_runs(tmp_path, {0: "auto", 1: "auto"})
     df = collect([tmp_path])
@@ -249,7 +249,7 @@ def test_missing_seed_cells_split_by_a_swept_setting_only_where_it_splits(tmp_pa
 def test_a_curve_with_text_values_is_not_drawn_and_the_report_finishes(tmp_path):
     """curve.csv whose metric values are text (abc): the report used to stop with KeyError: 'iteration'."""
     from dlm_bench.report.figures import make_curve_figure
-    from dlm_bench.report.layouts import CurveSpec
+    from dlm_bench.report.spec_types import CurveSpec
 
     write_runs(tmp_path / "res", experiment="dlm_supp_fig15")
     df = collect([tmp_path / "res"])

@@ -10,11 +10,11 @@ import json
 
 import pytest
 
-from dlm_bench.cli import compose_config
 from dlm_bench.config.capabilities import BetaGroup
 from dlm_bench.registry.models import MODELS
 from dlm_bench.results.outcome import Outcome
 from dlm_bench.run import batched, run_dir_for, validate_point
+from dlm_bench.sweeps.compose import compose_config
 
 TINY = ["model.num_inducing=10", "dtype=float64", "device=cpu", "trainer.progress=off", "dataset=boston",
         "method=dlm", "objective.beta_batch=true"]

@@ -352,8 +352,8 @@ def test_plugin_builds_the_model_on_the_data_device(method, likelihood):
     before it initialises q(u) from K_zz: built on the CPU and moved afterwards, device=cuda runs failed (cuda Z
     against CPU kernel parameters). The meta device stands in for a second device here (no GPU in CI): any CPU
     tensor mixed in raises."""
-    from dlm_bench.cli import compose_config
     from dlm_bench.savigp.plugin import build
+    from dlm_bench.sweeps.compose import compose_config
 
     cfg = compose_config(["experiment=savigp_fig1", f"method={method}", "savigp.sparsity_factor=0.5",
                           f"savigp.likelihood={likelihood}"])

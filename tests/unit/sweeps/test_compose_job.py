@@ -62,7 +62,7 @@ def test_the_command_lines_sweep_wins(in_job, monkeypatch):
 
 
 def test_the_jobs_overrides(in_job):
-    from dlm_bench.sweeps.hydra_job import job_overrides
+    from dlm_bench.sweeps.compose import job_overrides
 
     assert compose.job_overrides() == in_job == job_overrides()
 

@@ -224,9 +224,9 @@ def test_a_size_sweep_estimates_its_larger_sizes_from_the_finished_ones(tmp_path
     """The musk case of 2026-12-03: SGGPM Fig. 2 points at size_index 0 and 1 finished (one written before
     sggpm.dual_upper_bound existed, as its run.json lacks the key), the point at index 3 gets the power law through
     them (M from the registry's row count, sggpm/protocol.iss), counted apart in the line."""
-    from dlm_bench.cli import compose_config
     from dlm_bench.run import config_dict
     from dlm_bench.sggpm.plugin import fit_size
+    from dlm_bench.sweeps.compose import compose_config
 
     def config(k):
         return config_dict(compose_config(["model=sggpm", "dataset=ucsdpeds1l", "sggpm.method=fp_sparse",

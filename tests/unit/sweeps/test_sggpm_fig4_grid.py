@@ -8,7 +8,6 @@ import itertools
 
 import pytest
 
-from dlm_bench.cli import compose_config
 from dlm_bench.data.datasets import get_spec
 from dlm_bench.errors import NotApplicable
 from dlm_bench.registry.combination_rules import check_combination
@@ -17,6 +16,7 @@ from dlm_bench.report.layouts import SPECS
 from dlm_bench.run import run_name
 from dlm_bench.sggpm import METHODS
 from dlm_bench.sggpm.plugin import check_point
+from dlm_bench.sweeps.compose import compose_config
 from tests.helpers import sweeper_params
 
 

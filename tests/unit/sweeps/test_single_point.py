@@ -5,9 +5,10 @@ hydra.sweeper.params, as `dlm-bench sweep` plans it)."""
 import pytest
 from omegaconf import open_dict
 
-from dlm_bench.cli import compose_config, main
+from dlm_bench.cli import main
 from dlm_bench.config.schema import group_options
 from dlm_bench.run import validate_point
+from dlm_bench.sweeps.compose import compose_config
 from dlm_bench.sweeps.plan import SKIPPED, plan_sweep
 from dlm_bench.sweeps.single_point import experiment_point, named_keys
 

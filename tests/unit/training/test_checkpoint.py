@@ -12,8 +12,9 @@ import pytest
 import torch
 
 from dlm_bench.errors import Terminated
+from dlm_bench.results.checkpoint_files import remove_checkpoints
 from dlm_bench.run import signals
-from dlm_bench.training.checkpoint import Checkpoint, remove_checkpoints
+from dlm_bench.training.checkpoint import Checkpoint
 from dlm_bench.training.trainer import Trainer
 
 
