@@ -9,10 +9,11 @@ import dataclasses
 
 import pytest
 
-from dlm_bench.cli import compose_config, main
+from dlm_bench.cli import main
 from dlm_bench.config.papers import config_sections
 from dlm_bench.errors import ConfigError
 from dlm_bench.registry.validation import validate_run
+from dlm_bench.sweeps.compose import compose_config
 
 MODEL = {"lgm": "lgm_glm", "sggpm": "sggpm"}
 # key, refused (just outside), accepted (at or just inside the bound)

@@ -18,12 +18,12 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from dlm_bench.cli import compose_config
 from dlm_bench.errors import ConfigError
 from dlm_bench.models.num_inducing import m_for_size
 from dlm_bench.models.task_defaults import resolve_task_defaults
 from dlm_bench.run import run_name
 from dlm_bench.run.naming import checkpoint_identity
+from dlm_bench.sweeps.compose import compose_config
 
 # (size, M) of Table 1's classification and count rows, typed from the paper (not from the rule's YAML)
 TABLE1_CLASSIFICATION_COUNT = {"banana": (5300, 53), "thyroid": (3772, 37), "twonorm": (7400, 74),
