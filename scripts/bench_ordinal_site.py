@@ -2,7 +2,7 @@
 (856 points, cumulative logit with slope 50, var / width^2 log-normal around 270 with 1 % at 4e4), one thread:
 the batch split by feature levels (`quadrature.expected_log_prob_and_derivatives`, what the sites call) against the
 whole batch in one rule (the same with `by_levels=False`). Interleaved calls, process CPU time, medians. Both
-give the same numbers to rounding (asserted here; tests/unit/fp/test_fp_core.py)."""
+give the same numbers to rounding (asserted here; tests/unit/lgm/test_fp_core.py)."""
 
 from __future__ import annotations
 

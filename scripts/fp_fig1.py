@@ -7,7 +7,7 @@ Fig. 1(b)(c) (fp_fig1_bc.png): the (m_qi, v_qi) of every data point at the begin
 Newton steps and V = T(V0)), over a zoomed logistic sign map, for one GLM and one full GP (--gp-subsample rows).
 The map is drawn for y = +1; a point with y = -1 is drawn at (-m_qi, v_qi), since sigma(y f) makes its gamma that of
 y = +1 at -m. Defaults: GLM panels on the offline binary `banana` (D = 2) and on the generated `synthetic_wlan` (2000 x 200,
-fp/fpdiag.py), GP panel on a 500-row subsample of `banana`; comma-separated lists give one panel each.
+lgm/fpdiag.py), GP panel on a 500-row subsample of `banana`; comma-separated lists give one panel each.
 
 usage: python scripts/fp_fig1.py OUT_DIR [--grid 200] [--no-scatter] [--glm-dataset banana,synthetic_wlan]
        [--gp-dataset banana] [--gp-subsample 500]
@@ -23,7 +23,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from dlm_bench.fp import fpdiag  # noqa: E402
+from dlm_bench.lgm import fpdiag  # noqa: E402
 from dlm_bench.gpmath.sites import make_site  # noqa: E402
 import entry  # noqa: E402
 

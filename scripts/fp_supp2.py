@@ -24,8 +24,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from dlm_bench.fp import fpdiag  # noqa: E402
-from dlm_bench.fp.optim import optimise  # noqa: E402
+from dlm_bench.lgm import fpdiag  # noqa: E402
+from dlm_bench.lgm.optim import optimise  # noqa: E402
 import entry  # noqa: E402
 
 

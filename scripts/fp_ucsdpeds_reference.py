@@ -11,7 +11,7 @@ import scipy.io
 import torch
 
 import entry
-from dlm_bench.fp.optim import StopRule, optimise
+from dlm_bench.lgm.optim import StopRule, optimise
 from dlm_bench.gpmath.lgm import glm
 from dlm_bench.gpmath.sites import make_site
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlm_bench.fp.fpdiag import synthetic_logistic
+from dlm_bench.lgm.fpdiag import synthetic_logistic
 import entry  # noqa: E402
 
 

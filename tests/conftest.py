@@ -15,7 +15,7 @@ SHARED = Path(os.environ.get("DLM_BENCH_SHARED") or REPO.parent / "shared")  # .
 def pytest_configure(config):
     """One thread for the numerics of each test process. pytest-xdist runs one worker per core, and torch's and the
     BLAS's default of one thread per core in every worker oversubscribed the 2 cores: OpenBLAS's spinning threads
-    doubled the CPU of the numeric tests (tests/unit/fp/test_frozen_hyperparameters.py + test_likelihood_accuracy.py,
+    doubled the CPU of the numeric tests (tests/unit/lgm/test_frozen_hyperparameters.py + test_likelihood_accuracy.py,
     serial: 108 CPU s, 50 with one BLAS thread). OPENBLAS_NUM_THREADS is set before numpy or scipy load their BLAS
     (scipy loads its own copy later: threadpoolctl cannot limit a library not yet loaded); OMP_NUM_THREADS is left
     alone, so the CLI runs that tests start choose torch's threads by run/threads.py's rule, as a user's would."""

@@ -1,4 +1,4 @@
-"""The stopping-rule defaults of the LGM optimisers, one home for the FP paper (fp/optim.StopRule, the lgm config
+"""The stopping-rule defaults of the LGM optimisers, one home for the FP paper (lgm/optim.StopRule, the lgm config
 section in config/schema.py) and the sparse GGPMs (sggpm/optim.py, dual.py, hyperparameter_learning.py).
 
 Both papers stop as minFunc does by default (Sheth & Khardon 2016, supplement sec. 3; Sheth et al. 2015, upstream

@@ -1,4 +1,4 @@
-"""The kernels of the plain-tensor GP models (fp/, sggpm/, savigp/): hyperparameters are numbers or 0-d / 1-d tensors,
+"""The kernels of the plain-tensor GP models (lgm/, sggpm/, savigp/): hyperparameters are numbers or 0-d / 1-d tensors,
 inputs are N x D tensors.
 
     rbf        k(x, x') = sf2 exp(-|x - x'|^2 / (2 ell^2))         GPML covSEiso (Sheth & Khardon 2016; Sheth et al. 2015)
@@ -14,7 +14,7 @@ the SVGP family) is tested against rbf / se_scaled (tests/unit/gpmath/test_kerne
 One module for these packages, written out here rather than GPyTorch's `RBFKernel` (which the Trainer models use,
 models/components.py), for two reasons:
 * Inputs. These models work on plain tensors with the hyperparameters as numbers (GPML's log scale, optimised by
-  scipy with autograd gradients, or frozen; fp/frozen_hyperparameters.py, sggpm/hyperparameter_learning.py).
+  scipy with autograd gradients, or frozen; lgm/frozen_hyperparameters.py, sggpm/hyperparameter_learning.py).
   GPyTorch's kernel is a Module whose lengthscale / outputscale are softplus-constrained parameters: setting
   ell = 4.456 and reading it back moves K by ~5e-8 (measured, float64), which is not round-off.
 * Reproducibility. With the constraint made the identity, GPyTorch's distance (inputs centred, an augmented

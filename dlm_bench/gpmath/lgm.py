@@ -10,8 +10,8 @@ W = L^T; for V = T(V_old) = L_S A^-1 L_S^T (A = I + L_S^T D^T Gamma D L_S) W = L
 operator never forms an inverse nor factorises an ill-conditioned T(V). Only Cholesky factors and
 triangular / Cholesky solves are used.
 
-The core of both LGM-based papers: the FP paper's optimisers (fp/) and the sparse GGPMs (sggpm/) build on this module,
-its sites (gpmath/sites.py) and newton_step; neither imports the other.
+The core of both LGM-based papers: the FP paper's optimisers (the package dlm_bench/lgm/, not this module) and the
+sparse GGPMs (sggpm/) build on this module, its sites (gpmath/sites.py) and newton_step; neither imports the other.
 """
 
 from __future__ import annotations

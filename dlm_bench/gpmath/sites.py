@@ -261,7 +261,7 @@ class OrdinalSite(QuadratureSite):
         w = torch.full_like(y, 1.0 / self.slope)
         # theta_{k-1}, theta_k (+-inf: ignored). Until 2026-11-25 these were -theta: right only for a class whose
         # thresholds are symmetric about 0; elsewhere the kinks were resolved by q's panels alone (errors up to
-        # 2e-4 at slope 50, tests/unit/fp/test_fp_core.py test_ordinal_site_batch_of_mixed_widths_vs_scipy)
+        # 2e-4 at slope 50, tests/unit/lgm/test_fp_core.py test_ordinal_site_batch_of_mixed_widths_vs_scipy)
         return [(a / self.slope, w), (b / self.slope, w)]
 
     def params(self):

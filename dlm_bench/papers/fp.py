@@ -1,7 +1,7 @@
 """Sheth & Khardon (2016), the FP paper: the extended LGM optimised by GRAD / FPb / FPi (lgm.*) with its own fit
-loop (dlm_bench/fp). Its config section, LgmConfig, lives here with its range metadata (config/domains.py), checked
+loop (dlm_bench/lgm). Its config section, LgmConfig, lives here with its range metadata (config/domains.py), checked
 before any data is loaded; what depends on the dataset (the likelihood against its task, num_inducing against its
-rows) stays in dlm_bench/fp/plugin.py."""
+rows) stays in dlm_bench/lgm/plugin.py."""
 
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,8 +12,8 @@ from ..config.domains import at_least, one_of, ranged
 from ..config.papers import Dotted, Paper
 from ..config.stopping import F_TOL, GRAD_TOL, MAX_ITERS
 
-OPTIMIZERS = ("grad", "fpb", "fpi", "fpi_mean")  # fp/optim.py optimise
-REAL_LIKELIHOODS = ("gaussian", "laplace", "student_t")  # of real-valued targets (fp/frozen_hyperparameters.py)
+OPTIMIZERS = ("grad", "fpb", "fpi", "fpi_mean")  # lgm/optim.py optimise
+REAL_LIKELIHOODS = ("gaussian", "laplace", "student_t")  # of real-valued targets (lgm/frozen_hyperparameters.py)
 MAX_VAR = 1e6  # variances and scales of standardised inputs / latents: beyond, Cholesky overflows
 
 
@@ -27,7 +27,7 @@ def _tolerance(default):
 
 @dataclass
 class LgmConfig:
-    """Extended-LGM runs (model=lgm_glm|lgm_gp|lgm_sparse; Sheth & Khardon 2016, dlm_bench/fp)."""
+    """Extended-LGM runs (model=lgm_glm|lgm_gp|lgm_sparse; Sheth & Khardon 2016, dlm_bench/lgm)."""
 
     optimizer: str = one_of("fpi", OPTIMIZERS, f"unknown {{key}} {{value!r}}; valid choices: {', '.join(OPTIMIZERS)}")
     # gaussian | poisson | laplace | logistic | probit | student_t (the LGM sites but ordinal); null: by task
@@ -52,7 +52,7 @@ class LgmConfig:
     max_iters: int = at_least(MAX_ITERS)
 
 
-_PLUGIN = "dlm_bench.fp.plugin"
+_PLUGIN = "dlm_bench.lgm.plugin"
 
 PAPER = Paper(
     name="fp",

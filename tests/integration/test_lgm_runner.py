@@ -53,7 +53,7 @@ def test_gp_laplace_run_records_frozen_hyperparameters(shared_data, tmp_path, mo
 
 def test_bad_lgm_settings_are_config_errors():
     with pytest.raises(ConfigError, match="lgm.optimizer"):
-        from dlm_bench.fp.plugin import check_lgm
+        from dlm_bench.lgm.plugin import check_lgm
 
         check_lgm(compose_config(["model=lgm_glm", "lgm.optimizer=adam"]), "count")
     with pytest.raises(ConfigError, match="does not fit"):

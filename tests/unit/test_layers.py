@@ -17,7 +17,7 @@ LAYERS = [
     ("sweeps and reports", ["sweeps", "report"]),
     ("run harness", ["run"]),
     ("validation and registries", ["registry"]),
-    ("papers", ["fp", "sggpm", "savigp"]),
+    ("papers", ["lgm", "sggpm", "savigp"]),
     ("model families", ["models", "objectives", "estimators", "training"]),
     ("shared GP maths", ["gpmath", "likelihoods", "pac"]),
     ("leaves", ["data", "results", "config", "util", "errors", "__init__", "conf", "shipped_data", "papers"]),
@@ -25,7 +25,7 @@ LAYERS = [
 # The paper packages, none of which may import another. The DLM and PAC-GP papers run on the GPyTorch SVGP family
 # (models/ with objectives/, estimators/, training/: one family, one package group); pac/ holds PAC-Bayes maths (bounds,
 # KL terms, losses) that the family calls, so it sits below it with gpmath/ and likelihoods/.
-PAPERS = ("fp", "sggpm", "savigp")
+PAPERS = ("lgm", "sggpm", "savigp")
 
 def module_name(path: Path) -> str:
     rel = path.relative_to(PKG).with_suffix("")
@@ -130,8 +130,8 @@ def paper_to_paper(edges: dict[str, set[str]]) -> list[str]:
 
 
 def test_the_paper_import_finder_finds_a_planted_one():
-    assert paper_to_paper({"sggpm.model": {"fp.optim", "gpmath.lgm"}, "fp.optim": {"gpmath.lgm"}}) == [
-        "dlm_bench.sggpm.model imports dlm_bench.fp.optim"]
+    assert paper_to_paper({"sggpm.model": {"lgm.optim", "gpmath.lgm"}, "lgm.optim": {"gpmath.lgm"}}) == [
+        "dlm_bench.sggpm.model imports dlm_bench.lgm.optim"]
     assert paper_to_paper({"sggpm.model": {"sggpm.optim", "models.components"}}) == []
 
 
@@ -146,7 +146,7 @@ def test_papers_never_import_each_other():
 # Everything a model family is made of: the families, the papers on them and the GP maths below them. The run harness
 # reaches a family only through the registry (ModelSpec and its hooks: execute, task_defaults, name_defaults,
 # beta_group), so it runs one path for every family (issue 72).
-FAMILY_PACKAGES = ("models", "training", "objectives", "estimators", "likelihoods", "pac", "fp", "sggpm", "savigp",
+FAMILY_PACKAGES = ("models", "training", "objectives", "estimators", "likelihoods", "pac", "lgm", "sggpm", "savigp",
                    "gpmath")
 # what the harness does not import either: the families' model libraries, and Hydra (a sweep job reads its Hydra job,
 # sweeps/hydra_job.py, and passes the overrides and beta indices in)
@@ -170,7 +170,7 @@ def library_imports(source: str) -> set[str]:
 
 
 def test_the_run_import_finders_find_planted_ones():
-    assert run_into_families({"run.batched": {"models.batched_svgp", "registry.models"}, "models.x": {"fp.y"}}) == [
+    assert run_into_families({"run.batched": {"models.batched_svgp", "registry.models"}, "models.x": {"lgm.y"}}) == [
         "dlm_bench.run.batched imports dlm_bench.models.batched_svgp"]
     assert run_into_families({"run.naming": {"registry.models", "config.schema", "util.rng"}}) == []
     assert library_imports("def f():\n    from gpytorch.kernels import RBFKernel\nimport torch") == {"gpytorch"}
@@ -187,7 +187,7 @@ def test_the_run_harness_imports_no_model_family_no_gpytorch_and_no_hydra():
 
 
 def test_a_paper_package_imports_nothing_from_the_harness_or_sweeps():
-    families = ("models", "fp", "sggpm", "savigp", "pac", "objectives", "estimators", "likelihoods", "gpmath",
+    families = ("models", "lgm", "sggpm", "savigp", "pac", "objectives", "estimators", "likelihoods", "gpmath",
                 "training")
     bad = [(a, b) for a, targets in imports().items() if a.split(".")[0] in families for b in targets
            if b.split(".")[0] in ("run", "sweeps", "report", "cli", "registry")]
@@ -298,10 +298,10 @@ def private_imports(root: Path, source: str, package: str | None) -> list[str]:
 
 
 def test_private_import_finder_finds_a_planted_one():
-    assert private_imports(Path("a.py"), "from ..fp.optim import _step", "sggpm")
-    assert private_imports(Path("s.py"), "from dlm_bench.fp.optim import _step", None)
-    assert not private_imports(Path("a.py"), "from .optim import _step", "fp")
-    assert not private_imports(Path("a.py"), "from ..fp.optim import step", "sggpm")
+    assert private_imports(Path("a.py"), "from ..lgm.optim import _step", "sggpm")
+    assert private_imports(Path("s.py"), "from dlm_bench.lgm.optim import _step", None)
+    assert not private_imports(Path("a.py"), "from .optim import _step", "lgm")
+    assert not private_imports(Path("a.py"), "from ..lgm.optim import step", "sggpm")
 
 
 def test_no_private_import_across_packages():

@@ -82,7 +82,7 @@ def test_every_moved_range_is_in_the_table():
 
 def test_data_dependent_checks_stay_in_the_plugins():
     """What needs the dataset is not field metadata: the likelihood against the task (fp check_lgm)."""
-    from dlm_bench.fp.plugin import check_lgm
+    from dlm_bench.lgm.plugin import check_lgm
 
     with pytest.raises(ConfigError, match="lgm.likelihood=poisson does not fit"):
         check_lgm(compose_config(["model=lgm_glm", "lgm.likelihood=poisson"]), "regression")

@@ -1,4 +1,4 @@
-"""gpmath.kernels (the kernels of fp/, sggpm/ and savigp/) against numpy re-derivations and GPyTorch's RBFKernel, and
+"""gpmath.kernels (the kernels of lgm/, sggpm/ and savigp/) against numpy re-derivations and GPyTorch's RBFKernel, and
 the fused RBF blocks of the SVGP family (models/fused_rbf.py) against gpmath.kernels."""
 
 import gpytorch

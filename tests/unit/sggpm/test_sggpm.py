@@ -15,7 +15,7 @@ import torch
 from dlm_bench.data.parsers import read_lgm_mat
 from dlm_bench.errors import ConfigError
 from dlm_bench.gpmath.lgm import Cov
-from dlm_bench.fp.optim import StopRule, optimise
+from dlm_bench.lgm.optim import StopRule, optimise
 from dlm_bench.sggpm.dual import dual_objective, fit_dual, init_lambda, recover
 from dlm_bench.sggpm.fit import fit_method
 from dlm_bench.sggpm.laplace import laplace, laplace_mode

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from dlm_bench.fp import fpdiag
+from dlm_bench.lgm import fpdiag
 from dlm_bench.gpmath.lgm import glm
 from dlm_bench.gpmath.sites import make_site
 
@@ -65,7 +65,7 @@ def test_generated_wlan_like_problem_does_not_two_cycle_with_exact_site_terms():
     wlan-like GLM (rare binary features) as on the dense one: the 953 2-cycling points the 20-node Gauss-Hermite rule
     gave there (docs/reproductions/fp_supp2_smoke) came from its gamma errors at large v (0.062 vs 0.038 at
     m = 3, v = 100), not from the FP operator."""
-    from dlm_bench.fp.optim import optimise
+    from dlm_bench.lgm.optim import optimise
 
     out = {}
     for name in ("synthetic_wlan:2000:100", "synthetic_logistic:400:20"):
@@ -84,8 +84,8 @@ def test_fixed_gp_hyperparameters_replace_the_estimate():
     assert hyp["outputscale"] == 0.25 and hyp["lengthscale"] == 1.7
     _, _, estimated = fpdiag.model_from_dataset("synthetic_logistic:60:3", "lgm_gp")
     assert estimated["outputscale"] != 0.25  # the default still estimates
-    from dlm_bench.fp import plugin
-    from dlm_bench.fp.fpdiag import synthetic_from_name
+    from dlm_bench.lgm import plugin
+    from dlm_bench.lgm.fpdiag import synthetic_from_name
 
     X, _, _ = synthetic_from_name("synthetic_logistic:60:3", 0)
     Z = plugin._zscore(X)

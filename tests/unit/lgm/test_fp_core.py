@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from dlm_bench.fp.optim import StopRule, fit_fp, optimise
+from dlm_bench.lgm.optim import StopRule, fit_fp, optimise
 from dlm_bench.gpmath.lgm import Cov, full_gp, glm, sparse_gp, tri
 from dlm_bench.gpmath.sites import make_site
 

@@ -1,4 +1,4 @@
-"""The Laplace approximation that picks the LGM runs' frozen GP hyperparameters (fp/frozen_hyperparameters.py,
+"""The Laplace approximation that picks the LGM runs' frozen GP hyperparameters (lgm/frozen_hyperparameters.py,
 GPML Algorithm 3.1) against an independent one: the mode of Psi(f) = log p(y|f) - f^T K^-1 f / 2 by scipy's L-BFGS
 with scipy's log-likelihood and its derivatives (in alpha, f = K alpha), then log Z = Psi(f^) - log det(I + W^1/2 K W^1/2) / 2."""
 
@@ -10,7 +10,7 @@ import scipy.optimize
 import torch
 from scipy.special import expit, log_expit, log_ndtr
 
-from dlm_bench.fp.frozen_hyperparameters import laplace_log_marginal
+from dlm_bench.lgm.frozen_hyperparameters import laplace_log_marginal
 from dlm_bench.gpmath.sites import make_site
 
 
