@@ -270,6 +270,7 @@ def test_a_diverged_member_stops_and_the_others_train_on_as_unbatched(tmp_path, 
         assert_batched_member_equals(a[name], b[name], name)
 
 
+@pytest.mark.slow  # 16 s CPU: make test keeps the diverged-member fault path; make test-slow runs this one
 def test_a_step_that_fails_for_the_whole_batch_reruns_the_members_unbatched(tmp_path, monkeypatch):
     grid = ["method=dlm", "objective.beta_index=0,2,5"]
     plain = run_sweep(TINY + grid + [f"results_dir={tmp_path / 'plain'}"])

@@ -84,10 +84,10 @@ def test_dry_run_names_match_what_the_sweep_writes(tmp_path):
 def test_fast_plan_equals_hydra_composing_every_point(tmp_path):
     """plan_sweep composes once per set of group choices and applies value overrides itself: the same run names
     and states as composing each point with Hydra, over group, value and experiment sweeps."""
-    ov = [f"results_dir={tmp_path}", "experiment=dlm_classification_smoke", "seed=0,1",
+    ov = [f"results_dir={tmp_path}", "experiment=dlm_classification_smoke", "seed=0",
           "method=dlm,beta_elbo", "trainer.lr=0.01,0.02", "objective.beta_index=0,3"]
     fast, slow = plan_sweep(ov), plan_sweep(ov, compose_each=True)
-    assert len(fast) >= 16 and fast == slow
+    assert len(fast) >= 8 and fast == slow
 
 
 def test_every_grid_point_is_validated_before_anything_runs(tmp_path, capsys):
