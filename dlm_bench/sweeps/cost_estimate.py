@@ -211,18 +211,6 @@ def core_share(others: float, cores: int, jobs: int, grouped: bool = False) -> f
     return min(1.0, cores / max(others + jobs, 1e-9))
 
 
-# The same runs take more CPU seconds beside other busy sessions (caches and memory bandwidth shared): sweep (c) of
-# docs/performance.md, 5 SVGP runs of M = 200 x 300 iterations, took 1.56x the cost model's CPU beside 8 other
-# sessions on 2 cores (2026-12-07 morning) and 1.21x beside 3 busy ones (afternoon): 1 + CONTENTION x others / cores,
-# fitted on those two. Only where the competitors are sessions (autogroup); a load average counts processes.
-CONTENTION = 0.13
-
-
-def contention(others: float, cores: int, grouped: bool) -> float:
-    """The factor on the runs' CPU seconds beside `others` competitors (CONTENTION)."""
-    return 1.0 + CONTENTION * others / max(cores, 1) if grouped else 1.0
-
-
 def sweep_wall_seconds(units: list, grid_points: int, launcher: str = "local", parallel: int = 1,
                        load: float = 0.0, cores: int = 2, grouped: bool = False, groups: list = ()) -> float:
     """The sweep's wall on this machine (module docstring). units: the CPU seconds of each unit of work (a run, or a
@@ -234,9 +222,6 @@ def sweep_wall_seconds(units: list, grid_points: int, launcher: str = "local", p
     cost = LAUNCH.get(launcher, LAUNCH["local"])
     slots = max(1, min(parallel, grid_points))
     serial = SWEEP_START_S + PLAN_POINT_S * grid_points
-    if launcher != "slurm":  # the runs' CPU seconds grow with the sessions beside them (CONTENTION)
-        units = [u * contention(load, cores, grouped) for u in units]
-        groups = [g * contention(load, cores, grouped) for g in groups]
     work = sum(units) + cost.job_s * grid_points + cost.start_s * slots
     # batched groups whose members are next to each other in the grid's order (beta_index swept last) train one after
     # another: while one trains, the next job of its group waits on the group's lock in the other slots

@@ -275,21 +275,9 @@ def test_the_sweeps_wall_adds_its_start_plan_and_launches_and_divides_by_the_lau
     assert ce.sweep_wall_seconds(units, points, "slurm", 256, load=2.0, cores=2) == pytest.approx(5.5 * 1.5 + 36)
     # batched groups whose members are consecutive train one after another: 2 of 30 s on 2 slots take 60 + 1 + 4
     assert ce.sweep_wall_seconds([30.0, 30.0], 2, "joblib", 2, groups=[30.0, 30.0]) == pytest.approx(5.2 + 65)
-    # 3 other sessions (autogroup): the plan gets 2 / 4 of a core, and the 2 slots split that half: 1 / 4 each; the
-    # runs' 60 CPU s grow by the contention factor 1 + 0.13 x 3 / 2 (launches and starts do not)
-    f = 1 + 0.13 * 3 / 2
+    # 3 other sessions (autogroup): the plan gets 2 / 4 of a core, and the 2 slots split that half: 1 / 4 each
     assert ce.sweep_wall_seconds(units, points, "joblib", 2, load=3.0, cores=2, grouped=True) == pytest.approx(
-        5.5 * 2 + (60 * f + 5 + 8) / 2 * 4)
-
-
-def test_contention_grows_the_runs_cpu_with_the_sessions_beside_them():
-    """The two measurements CONTENTION was fitted on (docs/performance.md): 1.56x beside 8 sessions, 1.21x beside 3,
-    on 2 cores, within 0.05; none on an idle machine, where a load average counts processes, or on SLURM."""
-    assert ce.contention(8.0, 2, True) == pytest.approx(1.56, abs=0.05)
-    assert ce.contention(3.0, 2, True) == pytest.approx(1.21, abs=0.05)
-    assert ce.contention(0.0, 2, True) == 1.0 and ce.contention(8.0, 2, False) == 1.0
-    slurm = ce.sweep_wall_seconds([100.0], 1, "slurm", 8, load=8.0, cores=2, grouped=True)
-    assert slurm == ce.sweep_wall_seconds([100.0], 1, "slurm", 8, load=0.0, cores=2, grouped=True) + 10.075 * (9 / 2 - 1)
+        5.5 * 2 + 36.5 * 4)
 
 
 def test_a_slot_gets_its_share_of_the_cores_per_process_or_per_session(monkeypatch):
