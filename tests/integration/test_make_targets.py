@@ -1,6 +1,6 @@
 """Every Makefile target that runs code, at its smallest size (issue 75). Targets that install, clean or run the test
 suite itself (install, clean, test, test-slow, test-slurm, bench-peers' venv) are not run here; bench-peers' script is
-in test_scripts.py, the reproduce-<experiment> sweeps through `dlm-bench sweep` in the CLI tests.
+in test_scripts.py. The generic reproduce-<experiment> rule runs once, on dlm_demo's smoke variant made tiny.
 
 make runs with VENV= this interpreter's environment and its install stamp taken as up to date (-o), offline: an empty
 cache and an empty mirror directory (nothing is downloaded)."""
@@ -90,3 +90,14 @@ def test_bench_smoke_offline(tmp_path):
                    "Student-t DLM step", "SAVIGP ELBO", "kl-PAC-SGP step", "ordinal site", "1-thread",
                    "`dlm-bench --help` startup"):
         assert needle in summary
+
+
+def test_reproduce_a_sweep_experiment_estimates_sweeps_and_reports(tmp_path):
+    """The generic reproduce-<experiment> rule's path: SMOKE=1 picks dlm_demo_smoke, then --estimate, the sweep and the
+    report, with ARGS handed to both sweeps (made tiny here: 2 objectives x 1 beta x 1 seed, 3 iterations)."""
+    r = make("reproduce-dlm-demo", "SMOKE=1", f"RESULTS={tmp_path / 'res'}", "LAUNCHER=local",
+             "ARGS=objective.beta=1 seed=0 trainer.max_iters=3", tmp_path=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "estimate: 2 new points" in r.stdout + r.stderr
+    runs = sorted((tmp_path / "res" / "dlm_demo_smoke").glob("*/run.json"))
+    assert len(runs) == 2 and (tmp_path / "res" / "dlm_demo_smoke" / "report" / "index.md").is_file(), r.stdout[-2000:]
