@@ -9,9 +9,11 @@ from pathlib import Path
 import yaml
 from omegaconf import DictConfig, open_dict
 
+from ..config.schema import ModelConfig
 from ..errors import ConfigError
 
-SCHEMA_DEFAULT_M = 50  # config/schema.py ModelConfig.num_inducing: what an M the user did not give reads as
+# what an M the user did not give reads as: the schema's own default, not a copy of it
+SCHEMA_DEFAULT_M = ModelConfig.__dataclass_fields__["num_inducing"].default
 
 
 @functools.lru_cache(maxsize=None)
