@@ -29,7 +29,7 @@ from .model import LOG_UPPER, Savigp
 
 def check_config(cfg: DictConfig) -> None:
     """savigp.* settings in their domains, before any data is loaded: the ranges and choices declared with the
-    schema's fields (config/schema.py SavigpConfig, checked by config.schema.check_domains), then what depends on
+    schema's fields (papers/savigp.py SavigpConfig, checked by config.schema.check_domains), then what depends on
     other values or registries (the likelihood classes, the blocks, cv_samples <= num_samples)."""
     s = cfg.savigp
     if s.likelihood not in LIKELIHOODS:
