@@ -1,23 +1,32 @@
-"""The compare presets (conf/experiment/compare_*.yaml) on a generated CSV at smoke size: the paper's method set for
-the task runs, and the report holds the per-seed selected table (beta from the grid, chosen on validation) and the
-paired table against the ELBO-trained SVGP with p-values over 3 seeds. The classification and count presets choose M
-by the DLM paper's Table 1 rule (model.num_inducing_rule=dlm_table1: floor(N / 100) of the file's rows, at least 1),
-and the run records the integer it trained with. One preset at 1 seed, 2 betas and 2 iterations checks "too few seeds"
-(slow too: ~12 s CPU warm, sweep 7 s and report 5 s, mostly Hydra composing each of its 8 points; over make test's 8 s).
+"""The compare presets (conf/experiment/compare_*.yaml) on a generated CSV, typed as a user would
+(`experiment=compare_X dataset=csv dataset.path=FILE ...`), then `dlm-bench report`: the paper's method set for the
+task runs, and the report holds the per-seed selected table (beta from the grid, the validation minimum among the
+method's runs, re-derived here from results.parquet) and the paired table against the ELBO-trained SVGP (its
+mean_diff re-derived from the selected table; p-values against scipy.stats at 3 seeds, "too few seeds" below). The
+classification and count presets choose M by the DLM paper's Table 1 rule (model.num_inducing_rule=dlm_table1:
+floor(N / 100) of the file's rows, at least 1), and every run.json records the integer it trained with.
 
-dataset.name=csv: `experiment=X dataset=csv` keeps the csv choice once the sweep grammar fix (wt-grammar) is merged;
-switch these to dataset=csv then."""
+make test runs each preset once at its cheapest smoke size: betas n and n/8 (beta_index 0 and 3), 2 iterations,
+60 training rows, 1 seed (so the paired table says "too few seeds"). CPU each, measured with time.process_time()
+around the test on the 2-core dev machine (AMD EPYC, OMP_NUM_THREADS=1, load 3-4 from other jobs), in a pytest
+process that had already run one compare sweep and report (torch, gpytorch, Hydra and matplotlib imported, as in a
+make test worker): compare_classification (8 points, 4 runs) 11.0 s, compare_count (8 points, 4 runs) 13.5 s,
+compare_regression (14 points, 9 runs) 15.8 s; 40 s in all, mostly Hydra composing each point (twice: the plan and the
+launch) and the report's figures, not training. The first such test in a fresh process costs ~4 s more (imports).
+The 3-seed variant (5 iterations, p-values against scipy) is slow-marked: 23.5 s, 24.6 s and 38.7 s CPU measured the
+same way."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from dlm_bench.cli import main
 from tests.helpers import write_regression_csv
-
-SMOKE = ["objective.beta_index=0,3", "seed=0,1,2", "trainer.max_iters=5", "launcher=local"]
 
 
 def _labelled_csv(path, task, n=160, seed=0):
@@ -37,42 +46,47 @@ CASES = {  # preset -> (task, its methods as the report labels them, the default
     "compare_classification": ("binary", {"ELBO (beta=1)", "beta-ELBO", "DLM", "fixed-DLM"}, "ELBO (beta=1)"),
     "compare_count": ("count", {"ELBO (beta=1)", "beta-ELBO", "DLM", "fixed-DLM"}, "ELBO (beta=1)"),
 }
+# the cheapest size per preset in make test: rows of the CSV, seeds, overrides past the preset's own
+SMOKE = {
+    "compare_classification": (120, [0], ["protocol.train_size=60", "protocol.test_size=30"]),
+    "compare_count": (120, [0], ["protocol.train_size=60", "protocol.test_size=30"]),
+    # the 67/8/25 split of 90 rows trains on 60; M by hand (the preset's 100 is more than the smoke's rows)
+    "compare_regression": (90, [0], ["model.num_inducing=8"]),
+}
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("preset", sorted(CASES))
-def test_compare_preset_runs_on_a_csv_and_reports_selected_and_paired(preset, tmp_path, capsys):
-    task, methods, baseline = CASES[preset]
+def _sweep_and_report(preset, tmp_path, n_rows, seeds, extra, iters):
+    """The user's two commands on a generated CSV; returns (selected, paired, results.parquet rows)."""
+    task = CASES[preset][0]
     csv = tmp_path / "mine.csv"
-    if task == "regression":
-        write_regression_csv(csv, n=160)
-    else:
-        _labelled_csv(csv, task)
-    data = [f"experiment={preset}", "dataset.name=csv", f"dataset.path={csv}", "dataset.target=y",
-            f"dataset.task={task}", f"results_dir={tmp_path / 'results'}"]
-    # regression: M by hand (the preset's 100 is more than the smoke's training rows); the others: the size rule
-    extra = ["protocol.train_size=100", "protocol.test_size=40"] if task != "regression" else ["model.num_inducing=8"]
-    assert main(["sweep", *data, *SMOKE, *extra]) == 0
-    assert main(["report", str(tmp_path / "results" / preset), "--out", str(tmp_path / "rep")]) == 0
-    sel = pd.read_csv(tmp_path / "rep" / f"{preset}_selected.csv")
-    assert set(sel["method"]) == methods and set(sel["seed"]) == {0, 1, 2}
-    n = sel["train_size"].iloc[0]
-    grid = sel[sel["selected_by"].notna()]
-    assert set(grid["beta_selected"]) <= {float(n), n / 8}  # beta_index 0 and 3: n and n / 2^3
-    # the validation minimum among each (method, seed)'s grid runs, read back from the runs themselves
-    runs = pd.read_parquet(tmp_path / "rep" / "results.parquet")
-    pairs = pd.read_csv(tmp_path / "rep" / f"{preset}_paired.csv")
-    assert set(pairs["baseline"]) == {baseline} and set(pairs["method"]) == methods - {baseline}
-    assert (pairs["n_seeds"] == 3).all() and pd.to_numeric(pairs["p_value"], errors="coerce").notna().any()
-    assert (tmp_path / "rep" / "index.html").is_file() and (tmp_path / "rep" / f"{preset}_paired.png").is_file()
-    assert len(runs) >= len(sel)
-    if task != "regression":  # 160 rows -> floor(160 / 100) = 1 inducing point, recorded in every run.json
-        assert _recorded_m(tmp_path / "results" / preset) == {(1, "dlm_table1")}
+    write_regression_csv(csv, n=n_rows) if task == "regression" else _labelled_csv(csv, task, n=n_rows)
+    assert main(["sweep", f"experiment={preset}", "dataset=csv", f"dataset.path={csv}", "dataset.target=y",
+                 f"dataset.task={task}", f"results_dir={tmp_path / 'results'}", "objective.beta_index=0,3",
+                 f"seed={','.join(map(str, seeds))}", f"trainer.max_iters={iters}", "launcher=local", *extra]) == 0
+    rep = tmp_path / "rep"
+    assert main(["report", str(tmp_path / "results" / preset), "--out", str(rep)]) == 0
+    assert (rep / "index.html").is_file() and (rep / f"{preset}_paired.png").is_file()
+    return (pd.read_csv(rep / f"{preset}_selected.csv"), pd.read_csv(rep / f"{preset}_paired.csv"),
+            pd.read_parquet(rep / "results.parquet"))
+
+
+def _key(metric, row) -> tuple:
+    """A run as the selected table shows it: seed, beta and its test metric (9 digits)."""
+    return int(row["seed"]), float(row["beta"]), round(float(row[metric]), 9)
+
+
+def _grid_minima(runs: pd.DataFrame, metric: str) -> set:
+    """_key of the validation minimum of each run method's beta-grid runs (ties: the larger beta), from the runs
+    themselves: sq-DLM on val_mse, the rest on val_nll (the paper's rule)."""
+    grid = runs[(runs["status"] == "ok") & runs["cfg.objective.beta_index"].notna()]
+    out = set()
+    for _, g in grid.groupby(["method", "objective", "seed"]):
+        val = "val_mse" if (g["objective"] == "sq_dlm").all() else "val_nll"
+        out.add(_key(metric, g.sort_values([val, "beta"], ascending=[True, False]).iloc[0]))
+    return out
 
 
 def _recorded_m(root) -> set:
-    import json
-
     out = set()
     for f in root.glob("*/run.json"):
         model = json.loads(f.read_text())["config"]["model"]
@@ -80,22 +94,53 @@ def _recorded_m(root) -> set:
     return out
 
 
-@pytest.mark.slow  # ~12 s CPU warm (module docstring)
-def test_classification_preset_at_one_seed_runs_and_reports(tmp_path):
-    """The smallest: compare_classification on 120 rows, betas n and n/8, 1 seed, 2 iterations. The
-    selected table has every method with beta from those two; the paired table says "too few seeds" (below 3) rather
-    than a p-value; M = floor(120 / 100) = 1 by the Table 1 rule, recorded in run.json."""
-    csv = _labelled_csv(tmp_path / "mine.csv", "binary", n=120)
-    preset = "compare_classification"
-    assert main(["sweep", f"experiment={preset}", "dataset.name=csv", f"dataset.path={csv}", "dataset.target=y",
-                 "dataset.task=binary", f"results_dir={tmp_path / 'results'}", "objective.beta_index=0,3", "seed=0",
-                 "trainer.max_iters=2", "protocol.train_size=60", "protocol.test_size=30", "launcher=local"]) == 0
-    assert main(["report", str(tmp_path / "results" / preset), "--out", str(tmp_path / "rep")]) == 0
-    sel = pd.read_csv(tmp_path / "rep" / f"{preset}_selected.csv")
-    assert set(sel["method"]) == CASES[preset][1] and list(sel["train_size"].unique()) == [60]
-    assert set(sel.loc[sel["selected_by"].notna(), "beta_selected"]) <= {60.0, 7.5}
-    assert set(sel.loc[sel["method"] == "ELBO (beta=1)", "beta_selected"]) == {1.0}
-    pairs = pd.read_csv(tmp_path / "rep" / f"{preset}_paired.csv")
-    assert set(pairs["method"]) == CASES[preset][1] - {"ELBO (beta=1)"}
-    assert (pairs["n_seeds"] == 1).all() and set(pairs["p_value"]) == {"too few seeds"}
-    assert _recorded_m(tmp_path / "results" / preset) == {(1, "dlm_table1")}
+def _check_report(preset, tmp_path, sel, pairs, runs, seeds):
+    task, methods, baseline = CASES[preset]
+    assert set(sel["method"]) == methods and set(sel["seed"]) == set(seeds)
+    n = int(sel["train_size"].iloc[0])
+    assert n == 60 and set(sel["train_size"]) == {n}
+    chosen = sel[sel["selected_by"].notna()]
+    assert set(chosen["beta_selected"]) <= {float(n), n / 8}  # beta_index 0 and 3: n and n / 2^3
+    metric = "test_mse" if task == "regression" else "test_nll"  # sq-DLM has no NLL
+    assert {_key(metric, r) for _, r in chosen.rename(columns={"beta_selected": "beta"}).iterrows()} \
+        == _grid_minima(runs, metric)
+    assert set(sel.loc[sel["method"] == baseline, "selected_by"].isna()) == {True}
+    # paired: every other method against the baseline, mean_diff = mean over seeds of the selected rows' difference
+    assert set(pairs["baseline"]) == {baseline} and set(pairs["method"]) == methods - {baseline}
+    assert (pairs["n_seeds"] == len(seeds)).all()
+    base = sel[sel["method"] == baseline].set_index("seed")
+    assert {"test_nll", metric} <= set(pairs["metric"])
+    for r in pairs.itertuples():
+        d = (sel[sel["method"] == r.method].set_index("seed")[r.metric] - base[r.metric]).dropna()
+        assert len(d) == r.n_seeds and r.wins == int((d < 0).sum())
+        assert r.mean_diff == pytest.approx(d.mean(), rel=1e-9, abs=1e-12)
+        if len(seeds) < 3:
+            assert r.p_value == "too few seeds"
+        elif (d == 0).all():  # nothing to test: test_error on 30 rows often coincides after 5 iterations
+            assert r.p_value == "all differences zero", (r.method, r.metric)
+        else:  # scipy on the selected rows: the paired t-test of method vs baseline, Wilcoxon of the differences
+            ours = sel[sel["method"] == r.method].set_index("seed")[r.metric]
+            ref = stats.ttest_rel(ours[d.index], base.loc[d.index, r.metric]) if r.test == "paired t" else stats.wilcoxon(d.to_numpy())
+            assert float(r.p_value) == pytest.approx(ref.pvalue, rel=1e-9)
+    if task == "regression":
+        assert _recorded_m(tmp_path / "results" / preset) == {(8, None)}
+    else:  # floor(rows / 100) = 1 inducing point by the Table 1 rule, recorded in every run.json
+        assert _recorded_m(tmp_path / "results" / preset) == {(1, "dlm_table1")}
+
+
+@pytest.mark.parametrize("preset", sorted(CASES))
+def test_compare_preset_at_smoke_size_runs_on_a_csv_and_reports(preset, tmp_path):
+    """Each preset once, as cheap as it goes (module docstring: 11-16 s CPU each): 1 seed, so the paired
+    table says "too few seeds" rather than a p-value."""
+    n_rows, seeds, extra = SMOKE[preset]
+    sel, pairs, runs = _sweep_and_report(preset, tmp_path, n_rows, seeds, extra, iters=2)
+    _check_report(preset, tmp_path, sel, pairs, runs, seeds)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", sorted(CASES))
+def test_compare_preset_at_three_seeds_gives_p_values(preset, tmp_path):
+    """3 seeds, 5 iterations: the paired table's p-values are scipy's paired t and Wilcoxon on the selected rows."""
+    n_rows, _, extra = SMOKE[preset]
+    sel, pairs, runs = _sweep_and_report(preset, tmp_path, n_rows, [0, 1, 2], extra, iters=5)
+    _check_report(preset, tmp_path, sel, pairs, runs, [0, 1, 2])

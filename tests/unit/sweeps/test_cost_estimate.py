@@ -15,7 +15,7 @@ REPRODUCTIONS = Path(__file__).resolve().parents[3] / "docs" / "reproductions"
 PLANNING_SECONDS = 60  # classes whose runs take longer than this are the ones a researcher plans a sweep around
 
 
-# own_data_diabetes: an example of the README, run beside nine other sessions' work (load 8-17), not a calibration set
+# own_data_diabetes: an example of the README, run beside other sessions' work (load 2-4), not a calibration set
 NOT_CALIBRATION = {"own_data_diabetes"}
 
 
