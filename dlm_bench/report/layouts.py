@@ -58,13 +58,27 @@ def pd_codes(values) -> list[int]:
     return [seen.setdefault(v, len(seen)) for v in values]
 
 
+def sweep_axes(df, swept: list[str]) -> list[str]:
+    """The swept columns worth an x axis. A method preset (method=dlm,elbo,beta_elbo) fixes several settings at once
+    (objective.name, model.noise_init, the beta grid flag): such a column, constant within each method and beta-grid
+    group, only says which method ran, so it splits series but is no axis when another column varies within a method
+    (objective.beta): against it, a 2-point figure with a line per beta would hide the comparison the report makes."""
+    keys = [c for c in ("method", "cfg.objective.beta_grid") if c in df]
+    if not keys or not swept:
+        return swept
+    ok = df[df["status"] == "ok"] if "status" in df else df
+    groups = ok.groupby([ok[k].astype(str) for k in keys], sort=False)
+    within = [c for c in swept if (groups[c].nunique(dropna=False) > 1).any()]
+    return within or swept
+
+
 def default_specs(df) -> tuple:
     """For experiments without a spec: a table of every test metric by dataset, beta and train size, and
     for each swept config key a figure of every test metric against it (SweepFigureSpec)."""
     metrics = tuple(c for c in ("test_nll", "test_mse", "test_error", "test_mre") if c in df and df[c].notna().any())
     specs = [TableSpec("summary", by=("dataset", "train_size", "beta"), metrics=metrics or ("train_final_loss",))]
     swept = swept_columns(df)
-    for x in swept:
+    for x in sweep_axes(df, swept):
         specs.append(SweepFigureSpec("sweep_" + x[len("cfg."):].replace(".", "-"), x=x, metrics=metrics or ("train_final_loss",),
                                      others=tuple(c for c in swept if c != x)))
     return tuple(specs)

@@ -136,6 +136,34 @@ def test_report_lines_per_other_swept_key(tmp_path):
     np.testing.assert_allclose(handles[1].lines[0].get_ydata(), [20.1, 21.0])
 
 
+def test_settings_a_method_preset_fixes_split_series_but_are_no_axis(tmp_path):
+    """method=dlm,elbo,beta_elbo over a beta grid (the README's own-data sweep): the presets fix objective.name,
+    model.noise_init and the beta-grid flag, so the one figure is against beta, a series per preset (the ELBO at beta
+    = 1, noise_init 0.1 and no grid, is its own); a figure against objective.name would draw 2 points a beta."""
+    presets = {"dlm": ("dlm", 1.0, True, (0.1, 1.0, 10.0)), "beta_elbo": ("elbo", 1.0, True, (0.1, 1.0, 10.0)),
+               "elbo": ("elbo", 0.1, False, (1.0,))}
+    for name, (objective, noise, grid, betas) in presets.items():
+        for beta in betas:
+            for seed in range(2):
+                rec = _record("own", seed, beta, beta + noise + (objective == "dlm") + seed, noise_init=noise)
+                rec["objective"] = objective
+                rec["config"]["objective"].update(name=objective, beta_grid=grid)
+                d = tmp_path / f"{name}_b{beta}_s{seed}"
+                d.mkdir()
+                (d / "run.json").write_text(json.dumps(rec))
+    df, _ = collect_runs([tmp_path])
+    specs = [s for s in default_specs(df) if isinstance(s, SweepFigureSpec)]
+    assert [(s.x, s.others) for s in specs] == [("cfg.objective.beta", ("cfg.objective.name", "cfg.model.noise_init"))]
+    fig = make_sweep_figure(df, specs[0])
+    handles, labels = fig.axes[0].get_legend_handles_labels()
+    series = dict(zip(labels, handles))
+    assert len(series) == 3
+    elbo = series["objective.name=elbo, model.noise_init=0.1"].lines[0]
+    np.testing.assert_allclose(elbo.get_xdata(), [1.0]) and np.testing.assert_allclose(elbo.get_ydata(), [1.1 + 0.5])
+    dlm = series["objective.name=dlm, model.noise_init=1.0"].lines[0]
+    np.testing.assert_allclose(dlm.get_ydata(), [b + 2.5 for b in (0.1, 1.0, 10.0)])  # mean over seeds 0, 1
+
+
 def test_run_cfg_prints_config_and_run_dir_without_training(tmp_path, capsys):
     ov = ["objective=dlm", "seed=3", f"results_dir={tmp_path}"]
     assert main(["run", "--cfg", "job"] + ov) == 0
