@@ -33,6 +33,7 @@ from ..util.logline import current_job
 PROGRESS_ENV = "DLM_BENCH_PROGRESS_FILE"
 POLL_S = 0.5
 ELSEWHERE = ("running_elsewhere", "done_elsewhere")  # end events of jobs another sweep trains or trained
+MEASURED = ("ok", "diverged", "failed")  # end events of jobs this sweep trained
 
 
 def announce(event: str, outcome: str = "") -> None:
@@ -72,10 +73,13 @@ def fmt(seconds: float | None) -> str:
 
 class Progress:
     """Reads the events file and tells how far the sweep is. `estimates`: each job's single-core seconds in Hydra's
-    job order (0: will not run; None: unknown); `parallel`: jobs at once (joblib's n_jobs; 1 for local)."""
+    job order (0: will not run; None: unknown); `parallel`: jobs at once (joblib's n_jobs; 1 for local); `groups`:
+    job -> its batched beta group, for the jobs that train in one (the first of a group's jobs to run trains them all)."""
 
-    def __init__(self, path: Path, estimates: list, parallel: int, skip=(), clock=time.time, load=load_factor):
+    def __init__(self, path: Path, estimates: list, parallel: int, skip=(), clock=time.time, load=load_factor,
+                 groups: dict | None = None):
         self.path, self.estimates, self.parallel = Path(path), list(estimates), max(1, parallel)
+        self.groups = dict(groups or {})
         self.clock, self.load = clock, load
         self.t0 = clock()
         self.started: dict[int, float] = {}
@@ -106,7 +110,7 @@ class Progress:
             return None
         path = folder / f"{os.getpid()}-{int(time.time())}.events"
         skip = [i for i, p in enumerate(plan) if p.config is None]
-        return cls(path, estimates, min(parallel, max(1, len(configs))), skip)
+        return cls(path, estimates, min(parallel, max(1, len(configs))), skip, groups=batched_groups(plan))
 
     def remove(self) -> None:
         try:
@@ -160,17 +164,27 @@ class Progress:
         # a job with no start event: a batched beta group's member, written by its group's job
         return f"{outcome} (written by its group's job)"
 
+    def trained_groups(self) -> set:
+        """The batched beta groups whose training job has ended: every member is then written, whether or not its
+        own job has ended `skipped` yet."""
+        return {self.groups[n] for n, (_, o) in self.ended.items() if n in self.started and o in MEASURED
+                and n in self.groups}
+
+    def done(self, num: int, trained: set) -> bool:
+        return num in self.ended or (num in self.groups and self.groups[num] in trained)
+
     def ratio(self) -> float:
         """measured / estimated seconds over the jobs that finished in this sweep (1 before the first). A batched
-        beta group's job trains its members, whose own jobs then end `skipped`: their estimates count as done by
-        the group's measured time once they have ended. A job left to another sweep counts for neither: this
-        sweep did not train it."""
+        beta group's job trains its members: their estimates count with the group's measured time as soon as that
+        job ends (counted only as their own jobs ended `skipped`, the first lines after a group of 10 said 10x the
+        time left). A job left to another sweep counts for neither: this sweep did not train it."""
         measured = estimated = 0.0
-        for num, (at, outcome) in self.ended.items():
-            if num in self.planned_skip or outcome in ELSEWHERE:
+        trained = self.trained_groups()
+        for num, est in enumerate(self.estimates):
+            at, outcome = self.ended.get(num, (None, None))
+            if num in self.planned_skip or outcome in ELSEWHERE or not self.done(num, trained):
                 continue
-            est = self.estimates[num] if num < len(self.estimates) else None
-            if outcome in ("ok", "diverged", "failed") and num in self.started:
+            if outcome in MEASURED and num in self.started:
                 measured += at - self.started[num]
             estimated += est or 0.0
         return measured / estimated if estimated > 0 and measured > 0 else 1.0
@@ -184,9 +198,9 @@ class Progress:
         ratio, mean, now = self.ratio(), self.mean_measured(), self.clock()
         # the cost model is in idle single-core seconds: the load factor applies until finished jobs measured it
         scale = ratio if any(o in ("ok", "diverged") for _, o in self.ended.values()) else self.load()
-        left = 0.0
+        left, trained = 0.0, self.trained_groups()
         for num, est in enumerate(self.estimates):
-            if num in self.ended:
+            if self.done(num, trained):
                 continue
             if est is None:
                 if mean is None:
@@ -205,6 +219,14 @@ class Progress:
         if not any(o in ELSEWHERE for _, o in self.ended.values()):
             return 1
         return 1 + sum(1 for f in self.path.parent.glob("*.events") if f != self.path and _live(f))
+
+
+def batched_groups(plan: list) -> dict:
+    """job number -> its batched beta group (cost_estimate.group_key), for the plan's new points that train in one."""
+    from .cost_estimate import batched_point, beyond_grid, group_key
+
+    return {i: group_key(p.config) for i, p in enumerate(plan)
+            if p.config is not None and batched_point(p.config) and not beyond_grid(p.config)}
 
 
 def _live(events: Path) -> bool:

@@ -78,6 +78,38 @@ def test_a_batched_groups_members_count_against_the_groups_measured_time(tmp_pat
     assert p.left() == pytest.approx(5.0 * 2.0)
 
 
+def test_a_groups_members_are_done_when_its_job_ends_before_their_own_jobs_skip(tmp_path):
+    """10 betas batched (5 s each estimated, the group's job took 55 s) and one unbatched job of 20 s left. Right after
+    the group's job ends, before any member's own job has ended `skipped`: ratio 55 / 50 = 1.1, and only the last job
+    is left (22 s). Counting the members only as they skipped gave 55 / 5 = 11 and 9 x 5 s + 20 s left at that ratio
+    (the diabetes sweep's "about 7h47m left" that ended in 19 minutes)."""
+    clock = Clock()
+    ev = tmp_path / "e"
+    p = Progress(ev, [5.0] * 10 + [20.0], parallel=1, clock=clock, load=lambda: 1.0, groups={i: "g" for i in range(10)})
+    write(ev, "start 0 1000", "end 0 1055 ok")
+    clock.t = 1055.0
+    p.read()
+    assert p.ratio() == pytest.approx(1.1)
+    assert p.left() == pytest.approx(20.0 * 1.1)
+    write(ev, *(f"end {i} 1056 skipped" for i in range(1, 10)))
+    p.read()
+    assert p.ratio() == pytest.approx(1.1) and p.left() == pytest.approx(22.0)  # unchanged once they skip
+
+
+def test_the_plans_batched_points_form_groups_by_method_and_seed():
+    """for_plan's groups: the batched points of one (settings, seed) share a group; an unbatched point has none."""
+    from dlm_bench.sweeps.plan import plan_sweep
+    from dlm_bench.sweeps.progress import batched_groups
+
+    plan = plan_sweep(["method=dlm,elbo", "objective.beta_index=0,1,2", "objective.beta_batch=true", "seed=0,1",
+                       "dataset=boston"])
+    groups = batched_groups(plan)
+    shown = {i: p.shown for i, p in enumerate(plan)}
+    dlm = [i for i in groups if "method=dlm" in shown[i]]
+    assert len(dlm) == 6 and len({groups[i] for i in dlm}) == 2  # 3 betas x 2 seeds: one group a seed
+    assert all("method=elbo" not in shown[i] for i in groups)  # ELBO at beta = 1: no grid, no group
+
+
 def test_jobs_another_sweep_trains_are_not_left_and_not_in_the_ratio(tmp_path):
     """Two sweeps sharing a results directory: this one trained job 0 (20 s for 10 estimated, ratio 2); job 1 was
     locked by the other sweep and job 2 finished by it after this sweep planned. Neither is left to this sweep, and
