@@ -15,8 +15,12 @@ REPRODUCTIONS = Path(__file__).resolve().parents[3] / "docs" / "reproductions"
 PLANNING_SECONDS = 60  # classes whose runs take longer than this are the ones a researcher plans a sweep around
 
 
-# own_data_diabetes: an example of the README, run beside other sessions' work (load 2-4), not a calibration set
-NOT_CALIBRATION = {"own_data_diabetes"}
+# own_data_diabetes: an example of the README, run beside other sessions' work (load 2-4), not a calibration set.
+# dlm_samplers_count_abalone: run beside a second sweep and make test, and paused twice by SIGSTOP for ~10 min, so
+# its walls are not clean; it also shows a gap the model has not closed (2026-12-07): uPS-10 measured 29.8x the
+# modelled seconds (median of 18 runs; uPS-1 6.7x, the exact-gradient count runs 6.0x), i.e. uPS's per-sample cost
+# is far above C_SAMPLE's bMC-calibrated one. To recalibrate, re-run it on a quiet machine and drop it from here.
+NOT_CALIBRATION = {"own_data_diabetes", "dlm_samplers_count_abalone"}
 
 
 def archived_runs():
