@@ -472,8 +472,8 @@ def estimate(points: list[tuple[dict, str | None]], root: Path, run_dirs: list |
     est = Estimate(calibrated_on=sum(len(v) for k, v in ratios.items() if k in factors))
     groups = defaultdict(int)  # a batched beta group: one job trains all its members and pays the overhead once
     for config, _ in points:
-        if batched_point(config) and not beyond_grid(config):
-            groups[group_key(config)] += 1
+        if (group := trained_group(config)) is not None:
+            groups[group] += 1
     scale = None  # this machine's speed against the cost model's (probed only when the model is used)
     units: dict = defaultdict(float)  # a run's or a batched group's CPU seconds
     for i, (config, likelihood) in enumerate(points):
@@ -515,6 +515,11 @@ def estimate(points: list[tuple[dict, str | None]], root: Path, run_dirs: list |
         est.groups = [v for k, v in units.items() if k in groups]
     est.launcher = launcher_of(points[0][0]) if points else ("local", 1)
     return est
+
+
+def trained_group(config: dict) -> tuple | None:
+    """The batched beta group a point trains in (one job trains all its members), or None (it trains alone)."""
+    return group_key(config) if batched_point(config) and not beyond_grid(config) else None
 
 
 def group_key(config: dict) -> tuple:

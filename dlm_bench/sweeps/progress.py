@@ -222,11 +222,11 @@ class Progress:
 
 
 def batched_groups(plan: list) -> dict:
-    """job number -> its batched beta group (cost_estimate.group_key), for the plan's new points that train in one."""
-    from .cost_estimate import batched_point, beyond_grid, group_key
+    """job number -> its batched beta group (cost_estimate.trained_group), for the plan's new points that train in one."""
+    from .cost_estimate import trained_group
 
-    return {i: group_key(p.config) for i, p in enumerate(plan)
-            if p.config is not None and batched_point(p.config) and not beyond_grid(p.config)}
+    groups = {i: trained_group(p.config) for i, p in enumerate(plan) if p.config is not None}
+    return {i: g for i, g in groups.items() if g is not None}
 
 
 def _live(events: Path) -> bool:
