@@ -21,21 +21,13 @@ import torch
 import benchkit
 import entry
 from dlm_bench.models import collapsed
-from dlm_bench.models.builders import build_bundle
-from dlm_bench.models.task_defaults import resolve_task_defaults
 from dlm_bench.pac.kl import kl_collapsed
-from dlm_bench.run.context import seed_everything
-from dlm_bench.sweeps.compose import compose_config
 
 
 def synthetic_bundle(overrides, n, d, seed=0):
     """The bundle a run with `overrides` builds, on synthetic regression data (benchkit.synthetic_regression, y from
     the first three inputs); also scripts/bench_device.py's DLM and PAC workloads."""
-    X, y = benchkit.synthetic_regression(n, d, seed, informative=3)
-    cfg = compose_config([*overrides, f"seed={seed}", "trainer.progress=off"])
-    resolve_task_defaults(cfg)
-    seed_everything(seed)
-    return build_bundle(cfg, X, y).double(), X, y
+    return benchkit.run_bundle(overrides, *benchkit.synthetic_regression(n, d, seed, informative=3), seed)
 
 
 def make_bundle(n=3000, d=26, m=500, seed=0):
