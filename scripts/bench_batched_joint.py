@@ -23,10 +23,9 @@ from dlm_bench.models.batched_svgp import BatchedBundle
 
 
 def make_batch(n=3000, d=26, m=100, members=19, seed=0):
-    X, y = benchkit.synthetic_regression(n, d, seed, informative=3)
+    template, X, y = benchkit.synthetic_bundle(["experiment=dlm_supp_pol", "method=dlm", f"model.num_inducing={m}"],
+                                               n, d, seed)
     g = torch.Generator().manual_seed(seed + 1)
-    template, _, _ = benchkit.run_bundle(["experiment=dlm_supp_pol", "method=dlm", f"model.num_inducing={m}"], X, y,
-                                         seed)
     template.train()
     template.fast_joint = False
     template.loss(X[:200], y[:200])  # q(u) initialised, as on the first training call

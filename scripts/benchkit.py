@@ -148,6 +148,11 @@ def run_bundle(overrides: list[str], X=None, y=None, seed: int = 0):
     return build_bundle(cfg, X, y).double(), X, y
 
 
+def synthetic_bundle(overrides: list[str], n: int, d: int, seed: int = 0):
+    """run_bundle on synthetic_regression data of n x d, y from the first three inputs."""
+    return run_bundle(overrides, *synthetic_regression(n, d, seed, informative=3), seed)
+
+
 def timed_process(cmd: list[str], env: dict | None = None) -> tuple[float, float]:
     """(wall, CPU) seconds of one run of cmd as a fresh process, output discarded (a failing command is an error); CPU
     is the child's user + system time (resource.getrusage of the children)."""
