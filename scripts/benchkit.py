@@ -1,11 +1,12 @@
 """What every bench script shares: the argument parser with its `--smoke` size, interleaved timing with medians,
-the synthetic data most benches train on, the offline data check, and the summary line with its target.
+microbenchmark and process timings, the bundle a run builds, the synthetic data most benches train on, the offline
+data check, and the summary line with its target.
 
 Why our own and not pytest-benchmark or asv: `make bench` prints ratios of two timings taken in interleaved rounds in
 one process (A B A B ...: drift in the load of a shared machine hits both), each against a target from an issue
 (docs/performance.md). pytest-benchmark times one callable at a time and reports absolute statistics; asv keeps a
 history of absolute timings across commits in its own environments. Neither prints "A / B  target <= 3: met", and
-neither is installed here. This module is ~100 lines; tests/integration/test_scripts.py runs every bench through it
+neither is installed here. This module is ~200 lines; tests/integration/test_scripts.py runs every bench through it
 at `--smoke` size.
 """
 
