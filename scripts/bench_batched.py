@@ -32,9 +32,8 @@ def synthetic_csv(path: Path, n: int = 2000, d: int = 26, seed: int = 0) -> Path
     X = rng.normal(size=(n, d))
     w = rng.normal(size=d) / np.sqrt(d)
     y = np.sin(2 * X @ w) + 0.5 * np.cos(X[:, 0] * X[:, 1]) + 0.1 * rng.normal(size=n)
-    cols = [f"x{i}" for i in range(d)] + ["y"]
-    lines = [",".join(cols)] + [",".join(f"{v:.6g}" for v in row) for row in np.column_stack([X, y])]
-    path.write_text("\n".join(lines) + "\n")
+    header = ",".join([f"x{i}" for i in range(d)] + ["y"])
+    np.savetxt(path, np.column_stack([X, y]), fmt="%.6g", delimiter=",", header=header, comments="")
     return path
 
 
@@ -44,8 +43,8 @@ def binary_csv(path: Path, n: int = 1500, seed: int = 0) -> Path:
     label = rng.integers(0, 2, size=n)
     t = rng.uniform(0, np.pi, size=n)
     X = np.column_stack([np.cos(t) + label, np.sin(t) * (1 - 2 * label) + 0.5 * label]) + 0.3 * rng.normal(size=(n, 2))
-    lines = ["x0,x1,y"] + [f"{a:.6g},{b:.6g},{c}" for a, b, c in zip(X[:, 0], X[:, 1], label)]
-    path.write_text("\n".join(lines) + "\n")
+    np.savetxt(path, np.column_stack([X, label]), fmt=["%.6g", "%.6g", "%d"], delimiter=",", header="x0,x1,y",
+               comments="")
     return path
 
 

@@ -20,20 +20,12 @@ import benchkit
 import entry
 from dlm_bench.models import fast_svgp
 from dlm_bench.models.batched_svgp import BatchedBundle
-from dlm_bench.models.builders import build_bundle
-from dlm_bench.models.task_defaults import resolve_task_defaults
-from dlm_bench.run.context import seed_everything
-from dlm_bench.sweeps.compose import compose_config
 
 
 def make_batch(n=3000, d=26, m=100, members=19, seed=0):
-    X, y = benchkit.synthetic_regression(n, d, seed, informative=3)
+    template, X, y = benchkit.synthetic_bundle(["experiment=dlm_supp_pol", "method=dlm", f"model.num_inducing={m}"],
+                                               n, d, seed)
     g = torch.Generator().manual_seed(seed + 1)
-    cfg = compose_config(["experiment=dlm_supp_pol", "method=dlm", f"model.num_inducing={m}", f"seed={seed}",
-                          "trainer.progress=off"])
-    resolve_task_defaults(cfg)
-    seed_everything(seed)
-    template = build_bundle(cfg, X, y).double()
     template.train()
     template.fast_joint = False
     template.loss(X[:200], y[:200])  # q(u) initialised, as on the first training call

@@ -16,14 +16,10 @@ torch's default thread count unless --threads. --n-scale shrinks every N (a quic
 
 from __future__ import annotations
 
-import statistics
-import time
-
 import torch
 
 import benchkit
 import entry
-from bench_pac_sgp import synthetic_bundle
 from dlm_bench.run.context import seed_everything
 from dlm_bench.sweeps.compose import compose_config
 
@@ -51,7 +47,7 @@ def savigp_step(device, n_scale):
 
 
 def bundle_step(overrides, n, d, batch, device, name):
-    bundle, X, y = synthetic_bundle(overrides, n, d)
+    bundle, X, y = benchkit.synthetic_bundle(overrides, n, d)
     bundle = bundle.to(device)
     bundle.train()
     Xb, yb = X[:batch].to(device), y[:batch].to(device)
@@ -75,16 +71,10 @@ def workloads(device, n_scale):
 
 
 def timed(step, device, rounds):
+    """Median wall seconds of step (synchronised on CUDA) after one warm-up (CUDA context, kernels, allocator)."""
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
-    step()
-    sync()  # warm-up (CUDA context, kernels, allocator)
-    times = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        step()
-        sync()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    times = benchkit.interleaved({"step": lambda: (step(), sync())}, rounds, cpu=False)
+    return benchkit.medians(times)["step"]
 
 
 def main(argv=None):

@@ -13,33 +13,20 @@ import torch
 
 import benchkit
 import entry
-from dlm_bench.models.builders import build_bundle
-from dlm_bench.models.task_defaults import resolve_task_defaults
-from dlm_bench.run.context import seed_everything
-from dlm_bench.sweeps.compose import compose_config
 
 
 def bundles(X, y, m):
-    cfg = compose_config(["dataset=boston", "objective=dlm", f"model.num_inducing={m}", "trainer.progress=off"])
-    resolve_task_defaults(cfg)
-    seed_everything(0)
-    joint = build_bundle(cfg, X, y).double()
-    fixed_cfg = compose_config(["dataset=boston", "objective=dlm", "objective.hyperparameters=fixed",
-                                f"model.num_inducing={m}", "trainer.progress=off"])
-    resolve_task_defaults(fixed_cfg)
-    fixed = build_bundle(fixed_cfg, X, y).double()
+    joint, _, _ = benchkit.run_bundle(["dataset=boston", "objective=dlm", f"model.num_inducing={m}"], X, y)
+    fixed, _, _ = benchkit.run_bundle(["dataset=boston", "objective=dlm", "objective.hyperparameters=fixed",
+                                       f"model.num_inducing={m}"], X, y)
     fixed.adopt_hyperparameters(joint)
     return joint, fixed
 
 
 def adam_steps(bundle, X, y, iters):
-    """`iters` Adam steps of the bundle's loss: the timed work of one round."""
-    opt = torch.optim.Adam(bundle.trainable_parameters(), lr=0.01)
+    """`iters` Adam steps of the bundle's loss from a fresh Adam: the timed work of one round."""
     bundle.train()
-    for _ in range(iters):
-        opt.zero_grad()
-        bundle.loss(X, y).backward()
-        opt.step()
+    benchkit.adam_steps(bundle.loss, torch.optim.Adam(bundle.trainable_parameters(), lr=0.01), X, y, iters)
 
 
 def main(argv=None):

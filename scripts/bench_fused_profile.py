@@ -25,18 +25,6 @@ def tm(name, flops, f, *a):
     return r
 
 
-def peak():
-    """numpy's 1000^3 dgemm, best of 5, GFLOP/s (the reference the fractions refer to)."""
-    a = np.random.default_rng(0).standard_normal((1000, 1000))
-    a @ a
-    best = float("inf")
-    for _ in range(5):
-        t = time.perf_counter()
-        a @ a
-        best = min(best, time.perf_counter() - t)
-    return 2e9 / best / 1e9
-
-
 F64 = torch.float64
 
 
@@ -100,18 +88,6 @@ def sgpr(N=5000, M=200, D=8, block=2048):
            lambda: rbf_grads(dK.mul_(K), zs, xb, acc))
 
 
-def best_seconds(f, repeats=5, window=0.1):
-    f()
-    best = float("inf")
-    for _ in range(repeats):
-        t, k = time.perf_counter(), 0
-        while time.perf_counter() - t < window:
-            f()
-            k += 1
-        best = min(best, (time.perf_counter() - t) / k)
-    return best
-
-
 def solves(n_scale=1.0, window=0.1):
     """L^-1 K three ways: MKL's dtrsm, the block substitution, and (for scale) a dgemm of the same shape."""
     for M, n in ((100, int(2048 * n_scale)), (200, int(2048 * n_scale)), (200, int(5000 * n_scale))):
@@ -120,10 +96,9 @@ def solves(n_scale=1.0, window=0.1):
         L = torch.linalg.cholesky(B @ B.T + M * torch.eye(M, dtype=F64))
         K = torch.randn(M, n, generator=g, dtype=F64)
         tri = BlockedLower(L)
-        rates = {"MKL dtrsm": M * M * n / best_seconds(lambda: torch.linalg.solve_triangular(L, K, upper=False),
-                                                            window=window),
-                 "block substitution": M * M * n / best_seconds(lambda: tri.solve(K), window=window),
-                 "dgemm (M x M) @ (M x n)": 2 * M * M * n / best_seconds(lambda: L @ K, window=window)}
+        calls = {"MKL dtrsm": (1, lambda: torch.linalg.solve_triangular(L, K, upper=False)),
+                 "block substitution": (1, lambda: tri.solve(K)), "dgemm (M x M) @ (M x n)": (2, lambda: L @ K)}
+        rates = {k: c * M * M * n / benchkit.best_seconds(f, window=window) for k, (c, f) in calls.items()}
         print(f"L^-1 K, M={M} n={n} (M^2 n flops; dgemm 2 M^2 n): "
               + ", ".join(f"{k} {v / 1e9:.1f}" for k, v in rates.items()) + " GFLOP/s")
 
@@ -134,7 +109,7 @@ def main(argv=None):
     ap.add_argument("--n-scale", type=float, default=1.0, help="scales every N (SVGP 10000, SGPR 5000, the solves')")
     ap.add_argument("--window", type=float, default=0.1, help="seconds per repeat of the solve microbenchmarks")
     args = benchkit.parse(ap, argv)
-    pk = peak()
+    pk = benchkit.dgemm_gflops(np.dot, np.random.default_rng(0).standard_normal((1000, 1000)))
     totals = {}
     n_svgp, n_sgpr = int(10000 * args.n_scale), int(5000 * args.n_scale)
     for name, fn in ((f"(a) SVGP N={n_svgp} M=100 D=8", lambda: svgp(N=n_svgp)),

@@ -21,36 +21,13 @@ import torch
 import benchkit
 import entry
 from dlm_bench.models import collapsed
-from dlm_bench.models.builders import build_bundle
-from dlm_bench.models.task_defaults import resolve_task_defaults
 from dlm_bench.pac.kl import kl_collapsed
-from dlm_bench.run.context import seed_everything
-from dlm_bench.sweeps.compose import compose_config
-
-
-def synthetic_bundle(overrides, n, d, seed=0):
-    """The bundle a run with `overrides` builds, on synthetic regression data (benchkit.synthetic_regression, y from
-    the first three inputs); also scripts/bench_device.py's DLM and PAC workloads."""
-    X, y = benchkit.synthetic_regression(n, d, seed, informative=3)
-    cfg = compose_config([*overrides, f"seed={seed}", "trainer.progress=off"])
-    resolve_task_defaults(cfg)
-    seed_everything(seed)
-    return build_bundle(cfg, X, y).double(), X, y
-
-
-def make_bundle(n=3000, d=26, m=500, seed=0):
-    return synthetic_bundle(["experiment=pac_table2", "dataset=pol", "model.ard=true", f"model.num_inducing={m}",
-                             "method=kl_pac_sgp"], n, d, seed)
-
-
-def make_kin40k_bundle(n=32000, d=8, m=500, seed=0):
-    return synthetic_bundle(["experiment=pac_table3", "dataset=kin40k", "method=kl_pac_sgp",
-                             f"model.num_inducing={m}"], n, d, seed)
 
 
 def blocked_vs_plain(n=32000, m=500, rounds=3):
     """(blocked / all-at-once CPU time, blocked seconds) of one loss + gradient, interleaved rounds, median."""
-    bundle, X, y = make_kin40k_bundle(n=n, m=m)
+    bundle, X, y = benchkit.synthetic_bundle(["experiment=pac_table3", "dataset=kin40k", "method=kl_pac_sgp",
+                                              f"model.num_inducing={m}"], n, 8)
     bundle.train()
 
     def with_fast(fast):
@@ -101,7 +78,8 @@ def main(argv=None):
     if args.blocked:  # the smoke size still takes two blocks
         return blocked_vs_plain(n=max(args.n or 32000, 4096), m=args.m, rounds=args.rounds)
     args.n = args.n or 3000
-    bundle, X, y = make_bundle(n=args.n, m=args.m)
+    bundle, X, y = benchkit.synthetic_bundle(["experiment=pac_table2", "dataset=pol", "model.ard=true",
+                                              f"model.num_inducing={args.m}", "method=kl_pac_sgp"], args.n, 26)
     bundle.train()
     new_s, old_s = compared(type(bundle).loss, loss_via_predict, bundle, X, y, args.rounds, args.reps)
     print(f"kl-PAC-SGP loss + gradient (N={args.n}, D=26, M={args.m}, SE-ARD): {new_s * 1e3:.0f} ms with "

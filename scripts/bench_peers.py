@@ -17,9 +17,9 @@ Needs GPflow (the Makefile installs it into .venv-peers); data synthetic, seeded
 
 from __future__ import annotations
 
+import functools
 import os
 import statistics
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -73,47 +73,26 @@ def blas_names() -> tuple[str, str]:
     return torch_blas, numpy_blas
 
 
-def dgemm_gflops(matmul, a, b, seconds=0.5) -> float:
-    """Best GFLOP/s of a 1000^3 float64 product over repeats (the peak the issue-57 fractions refer to)."""
-    matmul(a, b)
-    best = float("inf")
-    t_end = time.perf_counter() + seconds
-    while time.perf_counter() < t_end:
-        t0 = time.perf_counter()
-        matmul(a, b)
-        best = min(best, time.perf_counter() - t0)
-    return 2 * a.shape[0] * a.shape[1] * b.shape[1] / best / 1e9
-
-
 def machine_line() -> str:
     a = np.random.default_rng(0).standard_normal((1000, 1000))
     ta = torch.from_numpy(a)
     torch_blas, numpy_blas = blas_names()
     return (f"== CPU: {cpu_model()}; torch BLAS: {torch_blas}; numpy BLAS: {numpy_blas}; dgemm 1000^3 one thread: "
-            f"torch {dgemm_gflops(torch.mm, ta, ta):.1f}, numpy {dgemm_gflops(np.dot, a, a):.1f} GFLOP/s")
+            f"torch {benchkit.dgemm_gflops(torch.mm, ta, 10):.1f}, numpy {benchkit.dgemm_gflops(np.dot, a, 10):.1f} "
+            "GFLOP/s")
 
 
 # ---------------------------------------------------------------- dlm_bench
 def dlm_bench_side(model_name, X, y, Z, fast: bool):
-    from dlm_bench.models.builders import build_bundle
     from dlm_bench.models.sgpr import CollapsedBundle
     from dlm_bench.models.svgp import SVGPBundle
-    from dlm_bench.models.task_defaults import resolve_task_defaults
-    from dlm_bench.run.context import prepare_data, seed_everything
-    from dlm_bench.sweeps.compose import compose_config
     from dlm_bench.training.trainer import Trainer
 
-    m = Z.shape[0]
-    overrides = ["dataset=boston", f"model={model_name}", "model.ard=true", f"model.num_inducing={m}",
-                 "model.noise_init=0.1", "model.lengthscale_init=1.0", "model.outputscale_init=1.0",
-                 "trainer.progress=off"]
+    overrides = ["dataset=boston", f"model={model_name}", "model.ard=true", f"model.num_inducing={Z.shape[0]}",
+                 "model.noise_init=0.1", "model.lengthscale_init=1.0", "model.outputscale_init=1.0"]
     if model_name == "svgp":
         overrides += ["objective=elbo"]
-    cfg = compose_config(overrides)
-    resolve_task_defaults(cfg)
-    seed_everything(0)
-    Xt, yt = torch.as_tensor(X), torch.as_tensor(y)
-    bundle = build_bundle(cfg, Xt, yt).double()
+    bundle, Xt, yt = benchkit.run_bundle(overrides, torch.as_tensor(X), torch.as_tensor(y))
     with torch.no_grad():  # the same Z as the GPflow side
         if isinstance(bundle, SVGPBundle):
             bundle.model.variational_strategy.inducing_points.copy_(torch.as_tensor(Z))
@@ -127,10 +106,8 @@ def dlm_bench_side(model_name, X, y, Z, fast: bool):
     def run(iters):
         # tol < 0: the stopping rule never fires, so exactly `iters` iterations
         trainer = Trainer(lr=0.01, max_iters=iters, window=50, tol=-1.0, progress=False)
-        t0 = time.perf_counter()
         res = trainer.fit(bundle.loss, bundle.trainable_parameters(), Xt, yt)
         assert res.status == "ok" and res.iterations == iters, res
-        return (time.perf_counter() - t0) / iters * 1e3
 
     return run
 
@@ -164,11 +141,9 @@ def gpflow_side(model_name, X, y, Z):
         return value
 
     def run(iters):
-        t0 = time.perf_counter()
         for _ in range(iters):
             value = step()
         float(value.numpy())  # TF runs eagerly op by op on CPU, but make sure the last step has finished
-        return (time.perf_counter() - t0) / iters * 1e3
 
     return run
 
@@ -176,11 +151,10 @@ def gpflow_side(model_name, X, y, Z):
 def compare(label, sides, iters, rounds):
     for run in sides.values():  # warm-up: tf.function tracing, GPyTorch caches, first q(u) initialisation
         run(2)
-    times = {k: [] for k in sides}
-    for _ in range(rounds):
-        for k, run in sides.items():  # interleaved
-            times[k].append(run(iters))
-    ms = {k: statistics.median(v) for k, v in times.items()}
+    times = benchkit.interleaved({k: functools.partial(run, iters) for k, run in sides.items()}, rounds, cpu=False,
+                                 warmup=False)
+    times = {k: [1e3 * t / iters for t in v] for k, v in times.items()}
+    ms = benchkit.medians(times)
     print(f"{label}: {rounds} interleaved rounds of {iters} iterations, ms/iteration median (rounds)")
     for k, v in times.items():
         print(f"  {k:28s} {ms[k]:8.2f}  ({', '.join(f'{t:.1f}' for t in v)})")

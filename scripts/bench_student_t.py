@@ -18,28 +18,14 @@ import torch
 import benchkit
 import entry
 
-from dlm_bench.models.builders import build_bundle
-from dlm_bench.models.task_defaults import resolve_task_defaults
-from dlm_bench.run.context import prepare_data, seed_everything
-from dlm_bench.sweeps.compose import compose_config
-
-
-def make_bundle(seed=0):
-    cfg = compose_config(["dataset=boston", "model.likelihood=student_t", "objective=dlm", "model.num_inducing=50",
-                          f"seed={seed}", "trainer.progress=off"])
-    resolve_task_defaults(cfg)
-    seed_everything(seed)
-    prep = prepare_data(cfg, torch.device("cpu"), torch.float64)
-    X, y = prep.tensors["train"]
-    return build_bundle(cfg, X, y).double(), X, y
-
 
 def main(argv=None):
     ap = benchkit.parser(__doc__, smoke={"rounds": 1, "iters": 2})
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--iters", type=int, default=20, help="iterations per round")
     args = benchkit.parse(ap, argv)
-    bundle, X, y = make_bundle()
+    bundle, X, y = benchkit.run_bundle(["dataset=boston", "model.likelihood=student_t", "objective=dlm",
+                                        "model.num_inducing=50"])
     bundle.train()
     opt = torch.optim.Adam(bundle.trainable_parameters(), lr=0.01)
     benchkit.adam_steps(bundle.loss, opt, X, y, min(10, args.iters))  # warm-up

@@ -25,10 +25,6 @@ import benchkit
 import entry
 
 from dlm_bench.estimators.ups import UPSStats, ups_sample
-from dlm_bench.models.builders import build_bundle
-from dlm_bench.models.task_defaults import resolve_task_defaults
-from dlm_bench.run.context import prepare_data, seed_everything
-from dlm_bench.sweeps.compose import compose_config
 
 
 def generated_data(dataset: str, n: int, seed: int = 0):
@@ -50,19 +46,13 @@ def generated_data(dataset: str, n: int, seed: int = 0):
 
 def bundle_for(dataset, estimator_overrides, n_train, seed=0, data=None):
     """(bundle, X, y, source); `data` = (X, y) to use instead of the data path (generated data)."""
-    cfg = compose_config([f"dataset={dataset}", "protocol=dlm_classification", f"protocol.train_size={n_train}",
-                          "objective=dlm", "model.num_inducing=50", f"seed={seed}", "trainer.progress=off",
-                          *estimator_overrides])
-    resolve_task_defaults(cfg)
-    seed_everything(seed)
-    if data is None and not benchkit.missing_offline(dataset):
-        prep = prepare_data(cfg, torch.device("cpu"), torch.float64)
-        X, y = prep.tensors["train"]
-        source = "real data"
-    else:
-        X, y = data if data is not None else generated_data(dataset, n_train, seed)
-        source = "generated data"
-    return build_bundle(cfg, X, y).double(), X, y, source
+    real = data is None and not benchkit.missing_offline(dataset)
+    if data is None and not real:
+        data = generated_data(dataset, n_train, seed)
+    bundle, X, y = benchkit.run_bundle([f"dataset={dataset}", "protocol=dlm_classification",
+                                        f"protocol.train_size={n_train}", "objective=dlm", "model.num_inducing=50",
+                                        *estimator_overrides], *(data or (None, None)), seed)
+    return bundle, X, y, "real data" if real else "generated data"
 
 
 def marginals(bundle, X):

@@ -1,11 +1,12 @@
 """What every bench script shares: the argument parser with its `--smoke` size, interleaved timing with medians,
-the synthetic data most benches train on, the offline data check, and the summary line with its target.
+microbenchmark and process timings, the bundle a run builds, the synthetic data most benches train on, the offline
+data check, and the summary line with its target.
 
 Why our own and not pytest-benchmark or asv: `make bench` prints ratios of two timings taken in interleaved rounds in
 one process (A B A B ...: drift in the load of a shared machine hits both), each against a target from an issue
 (docs/performance.md). pytest-benchmark times one callable at a time and reports absolute statistics; asv keeps a
 history of absolute timings across commits in its own environments. Neither prints "A / B  target <= 3: met", and
-neither is installed here. This module is ~100 lines; tests/integration/test_scripts.py runs every bench through it
+neither is installed here. This module is ~200 lines; tests/integration/test_scripts.py runs every bench through it
 at `--smoke` size.
 """
 
@@ -63,6 +64,26 @@ def interleaved(fns: dict[str, Callable], rounds: int, calls: int = 1, cpu: bool
     return times
 
 
+def best_seconds(fn: Callable, repeats: int = 5, window: float = 0.0) -> float:
+    """Best seconds per call of fn over `repeats` wall timings, after one warm-up call; each timing calls fn until
+    `window` seconds have passed (once at least). For microbenchmarks, where the best is the least perturbed."""
+    fn()
+    best = float("inf")
+    for _ in range(repeats):
+        t0, calls = time.perf_counter(), 0
+        while not calls or time.perf_counter() - t0 < window:
+            fn()
+            calls += 1
+        best = min(best, (time.perf_counter() - t0) / calls)
+    return best
+
+
+def dgemm_gflops(matmul: Callable, a, repeats: int = 5) -> float:
+    """GFLOP/s of a @ a by `matmul` (np.dot, torch.mm; a square, float64), best of `repeats`: the peak that a
+    GFLOP/s fraction refers to."""
+    return 2 * a.shape[0] ** 3 / best_seconds(lambda: matmul(a, a), repeats) / 1e9
+
+
 def medians(times: dict[str, list[float]], scale: float = 1.0) -> dict[str, float]:
     return {label: scale * statistics.median(v) for label, v in times.items()}
 
@@ -100,6 +121,51 @@ def dlm_bench_cmd() -> list[str]:
 
     exe = Path(sys.executable).parent / "dlm-bench"
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "dlm_bench.cli"]
+
+
+def run_config(overrides: list[str], seed: int = 0):
+    """The config `dlm-bench run <overrides>` composes (task defaults resolved, progress off), the run's seeds set."""
+    from dlm_bench.models.task_defaults import resolve_task_defaults
+    from dlm_bench.run.context import seed_everything
+    from dlm_bench.sweeps.compose import compose_config
+
+    cfg = compose_config([*overrides, f"seed={seed}", "trainer.progress=off"])
+    resolve_task_defaults(cfg)
+    seed_everything(seed)
+    return cfg
+
+
+def run_bundle(overrides: list[str], X=None, y=None, seed: int = 0):
+    """(bundle, X, y): the float64 bundle `dlm-bench run <overrides>` builds, on (X, y), or on the run's own training
+    data when X is None."""
+    import torch
+
+    from dlm_bench.models.builders import build_bundle
+    from dlm_bench.run.context import prepare_data
+
+    cfg = run_config(overrides, seed)
+    if X is None:
+        X, y = prepare_data(cfg, torch.device("cpu"), torch.float64).tensors["train"]
+    return build_bundle(cfg, X, y).double(), X, y
+
+
+def synthetic_bundle(overrides: list[str], n: int, d: int, seed: int = 0):
+    """run_bundle on synthetic_regression data of n x d, y from the first three inputs."""
+    return run_bundle(overrides, *synthetic_regression(n, d, seed, informative=3), seed)
+
+
+def timed_process(cmd: list[str], env: dict | None = None) -> tuple[float, float]:
+    """(wall, CPU) seconds of one run of cmd as a fresh process, output discarded (a failing command is an error); CPU
+    is the child's user + system time (resource.getrusage of the children)."""
+    import resource
+    import subprocess
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def synthetic_regression(n: int, d: int, seed: int = 0, informative: int | None = None):

@@ -6,11 +6,10 @@ usage: python scripts/fp_ucsdpeds_reference.py [../shared/data]"""
 import argparse
 from pathlib import Path
 
-import numpy as np
-import scipy.io
 import torch
 
 import entry
+from dlm_bench.data.parsers import read_lgm_mat
 from dlm_bench.lgm.optim import StopRule, optimise
 from dlm_bench.gpmath.lgm import glm
 from dlm_bench.gpmath.sites import make_site
@@ -23,9 +22,7 @@ def main(argv=None):
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path} (give the data mirror as the argument)")
     torch.set_default_dtype(torch.float64)
-    data = scipy.io.loadmat(path, squeeze_me=True)["data"]
-    X = torch.as_tensor(np.asarray(data["xt"].item(), float))
-    y = torch.as_tensor(np.asarray(data["yt"].item(), float))
+    X, y = map(torch.as_tensor, read_lgm_mat(path))
     M = glm(X, y, make_site("poisson"), 0.1)
     m0, L0 = torch.zeros(30), 0.1**0.5 * torch.eye(30)
     for opt in ["fpi", "fpb", "fpi_mean", "grad"]:

@@ -23,11 +23,10 @@ import torch  # noqa: E402
 from dlm_bench.estimators.gradient_bias import bias_stats, full_loss_gradients, quadrature_term, term_estimators  # noqa: E402
 from dlm_bench.models.builders import build_bundle  # noqa: E402
 from dlm_bench.models.fixed import pretrain_and_freeze  # noqa: E402
-from dlm_bench.models.task_defaults import resolve_task_defaults  # noqa: E402
-from dlm_bench.run.context import prepare_data, seed_everything  # noqa: E402
-from dlm_bench.sweeps.compose import compose_config  # noqa: E402
+from dlm_bench.run.context import prepare_data  # noqa: E402
 from dlm_bench.training import gpytorch_internals  # noqa: E402
 from dlm_bench.training.trainer import Trainer  # noqa: E402
+import benchkit  # noqa: E402
 import entry  # noqa: E402
 
 
@@ -47,16 +46,14 @@ def main(argv=None):
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     # upstream nonconjugate: unwhitened strategy, GPyTorch's initial kernel, stage 1 = SVGP + ELBO (window 20)
-    cfg = compose_config([f"dataset={args.dataset}", "protocol=dlm_classification", f"protocol.train_size={args.train_size}",
-                          "objective=dlm", "objective.hyperparameters=fixed", f"objective.beta={args.beta}",
-                          f"model.num_inducing={args.num_inducing}", f"seed={args.seed}", "model.whiten=false",
-                          "model.lengthscale_init=0.6931471805599453", "model.outputscale_init=0.6931471805599453",
-                          f"trainer.max_iters={args.pretrain_iters}", f"trainer.lr={args.pretrain_lr}",
-                          "trainer.window=20", "trainer.progress=off"])
-    resolve_task_defaults(cfg)
-    seed_everything(args.seed)
-    prep = prepare_data(cfg, torch.device("cpu"), torch.float64)
-    X, y = prep.tensors["train"]
+    cfg = benchkit.run_config([f"dataset={args.dataset}", "protocol=dlm_classification",
+                               f"protocol.train_size={args.train_size}", "objective=dlm",
+                               "objective.hyperparameters=fixed", f"objective.beta={args.beta}",
+                               f"model.num_inducing={args.num_inducing}", "model.whiten=false",
+                               "model.lengthscale_init=0.6931471805599453", "model.outputscale_init=0.6931471805599453",
+                               f"trainer.max_iters={args.pretrain_iters}", f"trainer.lr={args.pretrain_lr}",
+                               "trainer.window=20"], args.seed)
+    X, y = prepare_data(cfg, torch.device("cpu"), torch.float64).tensors["train"]
     bundle = build_bundle(cfg, X, y).double()
     trainer = Trainer.from_config(cfg.trainer, seed=args.seed)
     pre, info = pretrain_and_freeze(cfg, bundle, X, y, trainer, torch.device("cpu"), torch.float64)
@@ -74,12 +71,14 @@ def main(argv=None):
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
+    L = args.reference_samples
+    reference_bmc = term_estimators(lik, sample_sizes=(L,))[f"bMC (L={L})"]
     for pname, param in params.items():
         def grads(term, reps):
             return full_loss_gradients(mu, var, kl, y, [param], term, reps, args.beta)
 
         refs = {"quadrature": grads(quadrature_term(lik), 1)[0],
-                f"bMC-{args.reference_samples}": grads(_bmc(lik, args.reference_samples), 1)[0]}
+                f"bMC-{args.reference_samples}": grads(reference_bmc, 1)[0]}
         est = {label: grads(fn, args.reps) for label, fn in term_estimators(lik, sample_sizes=sizes).items()}
         for ref_label, g in refs.items():
             stats = [bias_stats(label, d, g) for label, d in est.items()]
@@ -118,17 +117,6 @@ def _plot(stats, out, tag, args, pname, ref_label):
     for ext in ("png", "pdf"):
         fig.savefig(out / f"grad_bias_{tag.replace(' ', '_')}.{ext}", dpi=110)
     plt.close(fig)
-
-
-def _bmc(lik, L):
-    import math
-
-    from dlm_bench.estimators.bmc import sampled_log_likelihoods
-    from dlm_bench.estimators.gradient_bias import Marginals
-
-    def fn(mu, var, y):
-        return (torch.logsumexp(sampled_log_likelihoods(lik, Marginals(mu, var), y, L), 0) - math.log(L)).sum()
-    return fn
 
 
 if __name__ == "__main__":

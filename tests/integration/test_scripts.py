@@ -145,6 +145,20 @@ def test_bench_batched_binary_smoke(args, scripts_path):
     assert bench_batched.main([*args, "--smoke"]) > 0
 
 
+def test_bench_threads_crossover_smoke(scripts_path):
+    """`--crossover` (the thread crossover grid, in process; the default mode starts processes and is slow): one
+    finite positive N-thread / 1-thread ratio per B:M size."""
+    import bench_threads
+    import torch
+
+    threads = torch.get_num_threads()
+    try:
+        ratios = bench_threads.main(["--crossover", "--smoke", "--sizes", "100:10,120:12", "--threads", "2"])
+    finally:
+        torch.set_num_threads(threads)
+    assert set(ratios) == {(100, 10), (120, 12)} and all(math.isfinite(r) and r > 0 for r in ratios.values())
+
+
 def test_bench_pac_sgp_blocked_smoke(scripts_path):
     """`--blocked` at its smallest size still takes two blocks of 2048 points (and asserts equal loss and gradient)."""
     import bench_pac_sgp
