@@ -155,16 +155,12 @@ def _fpb_step(model: LGM, m, cov: Cov, s, k: int, stop: StopRule, fpb_inner: int
     return m, cov, res, 0
 
 
-def _tril_idx(n):
-    return torch.tril_indices(n, n)
-
-
 def fit_grad(model: LGM, m0, L0, stop: StopRule = StopRule(), clock=None, history: int = 100) -> OptResult:
     """GRAD: scipy L-BFGS (strong-Wolfe-free, More-Thuente line search) on x = (m, tril L), f = -VLB
     with the analytic gradient; the paper's stopping rules are applied in the callback."""
     clock = clock or _Clock()
     n = model.n
-    idx = _tril_idx(n)
+    idx = torch.tril_indices(n, n)
     dtype = m0.dtype
 
     def unpack(x):

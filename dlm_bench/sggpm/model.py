@@ -27,18 +27,15 @@ from ..gpmath.lgm import LGM, tri
 from ..gpmath.sites import LogisticSite, OrdinalSite, PoissonSite, Site
 
 JITTER = 1e-7  # compute_model.m: K_M + keps I, keps = 1e-7
-KERNELS = ("se", "matern12", "poly2")
+# covSEiso, covMaterniso(1) and a degree-2 polynomial kernel (the supplement's Fig. 1 kernels; gpmath/kernels.py)
+_KERNELS = {"se": rbf, "matern12": matern12, "poly2": poly2}
+KERNELS = tuple(_KERNELS)
 
 
 def kernel(name: str, X1, X2, ell, sf2):
-    """covSEiso, covMaterniso(1) and a degree-2 polynomial kernel (the supplement's Fig. 1 kernels; gpmath/kernels.py)."""
-    if name == "se":
-        return rbf(X1, X2, ell, sf2)
-    if name == "matern12":
-        return matern12(X1, X2, ell, sf2)
-    if name == "poly2":
-        return poly2(X1, X2, ell, sf2)
-    raise ConfigError(f"unknown sggpm kernel {name!r}; valid choices: {', '.join(KERNELS)}")
+    if name not in _KERNELS:
+        raise ConfigError(f"unknown sggpm kernel {name!r}; valid choices: {', '.join(KERNELS)}")
+    return _KERNELS[name](X1, X2, ell, sf2)
 
 
 def kernel_diag(name: str, X, ell, sf2):

@@ -47,19 +47,14 @@ class Fit:
 def newton_m(model, m, cov, tol=OPT_TOL, prog=PROG_TOL, max_iters=MAX_ITERS):
     """m to convergence at fixed V. Returns (m, iterations, ||dF/dm||_inf)."""
     vq = model.marginals(m, cov)[1]
-    k = 0
+    k, gain = 0, np.inf
     while True:
         s = model.site_expectations(model.a + model.Dm(m), vq)
-        g = model.Dt(s.rho) - model.Sigma_solve(m - model.mu)
-        g_inf = float(g.abs().max())
-        if g_inf <= tol or k >= max_iters:
+        g_inf = float((model.Dt(s.rho) - model.Sigma_solve(m - model.mu)).abs().max())
+        if g_inf <= tol or k >= max_iters or abs(gain) <= prog:  # the gain of the last step
             return m, k, g_inf
         m, gain = newton_step(model, m, cov, vq)
         k += 1
-        if abs(gain) <= prog:
-            s = model.site_expectations(model.a + model.Dm(m), vq)
-            g = model.Dt(s.rho) - model.Sigma_solve(m - model.mu)
-            return m, k, float(g.abs().max())
 
 
 def dvlb_dV_inf(model, m, cov) -> float:

@@ -43,9 +43,7 @@ def folds_for(cfg: DictConfig, ds, N: int, M: int, sizes) -> list[Fold]:
     if c.published_splits:
         if ds.name != "ucsdpeds1l":
             raise ConfigError(f"sggpm.published_splits exists for ucsdpeds1l only, not {ds.name!r}")
-        import os
-
-        order, folds = published_ucsdpeds_splits(os.environ.get("DLM_BENCH_MIRROR"))
+        order, folds = published_ucsdpeds_splits()  # the mirror: $DLM_BENCH_MIRROR
         if M == len(order):
             return folds
         if M > len(order):
