@@ -58,7 +58,7 @@ class _Clock:
 
 
 def _state(model: LGM, m, cov: Cov):
-    """Sites at (m, V), VLB, dF/dm and the next FP iterate T(V)."""
+    """Sites at (m, V), VLB and dF/dm."""
     s = model.site_expectations(*model.marginals(m, cov))
     F = float(s.E.sum() - model.kl(m, cov))
     gm = model.Dt(s.rho) - model.Sigma_solve(m - model.mu)

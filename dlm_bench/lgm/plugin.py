@@ -54,7 +54,7 @@ def check_lgm(cfg: DictConfig, task: str) -> str:
         raise ConfigError(f"dataset {cfg.dataset.name!r} is a {task} task; set lgm.likelihood "
                           f"({', '.join(SITES)})")
     if lik in ("logistic", "probit") and task != "binary" or lik == "poisson" and task != "count" \
-            or lik in hyper.REAL and task != "regression":
+            or lik in hyper.REAL_LIKELIHOODS and task != "regression":
         raise ConfigError(f"lgm.likelihood={lik} does not fit dataset {cfg.dataset.name!r} ({task} task)")
     return lik
 
