@@ -119,25 +119,13 @@ class LGM:
         F = s.E.sum() - 0.5 * ((X * X).sum() + r @ Sr - self.n + self.logdet_S - logdet_V)
         gm = self.Dt(s.rho) - Sr
         DL = L if self.D is None else self.D @ L
-        lik = s.lam[:, None] * DL if self.D is None else self.D.T @ (s.lam[:, None] * DL)
-        gL = lik - tri(self.L_S.T, X, upper=True) + torch.diag(1.0 / L.diagonal())
+        gL = self.Dt(s.lam[:, None] * DL) - tri(self.L_S.T, X, upper=True) + torch.diag(1.0 / L.diagonal())
         return float(F), gm, torch.tril(gL)
-
-    def dvlb_dV(self, m, V):
-        """eq. 5: dVLB/dV = 1/2 V^-1 - 1/2 Sigma^-1 + 1/2 D^T diag(lam) D (symmetric-matrix gradient)."""
-        L = torch.linalg.cholesky(V)
-        mq, vq = self.marginals_chol(m, L)
-        s = self.site_expectations(mq, vq)
-        return 0.5 * (torch.cholesky_solve(self.eye, L) - self.Sigma_solve(self.eye) + self.DtGD(s.lam))
 
     # -- FP operator (eq. 8) and Newton direction ----------------------------------------------------------
     def _A_chol(self, gamma):
         B = self.L_S if self.D is None else self.D @ self.L_S  # rows d_i^T L_S
-        if self.D is None:
-            A = self.eye + (self.L_S.T * gamma) @ self.L_S
-        else:
-            A = self.eye + (B.T * gamma) @ B
-        return torch.linalg.cholesky(A)
+        return torch.linalg.cholesky(self.eye + (B.T * gamma) @ B)
 
     def precision_solve(self, gamma, b):
         """(Sigma^-1 + D^T diag(gamma) D)^-1 b = L_S A^-1 L_S^T b, gamma >= 0."""

@@ -117,9 +117,6 @@ class QuadratureSite(Site):
     def log_phi(self, y, f):  # pragma: no cover - abstract
         raise TypeError
 
-    def dlog_phi(self, y, f):
-        return self.derivs(y, f)[0]
-
     def derivs(self, y, f):
         return quad.autograd_derivs(self.log_phi)(y, f)
 
@@ -244,14 +241,10 @@ class OrdinalSite(QuadratureSite):
         const = torch.log(-torch.expm1(self.slope * (th[k - 1] - th[k])))
         return logsigmoid(b) + logsigmoid(-a) + const
 
-    def dlog_phi(self, y, f):
-        a, b = self._ab(y, f)
-        # d/df log p = s [sigma(a) + sigma(b) - 1]   (da/df = db/df = -s; the last log term is constant in f)
-        return self.slope * (torch.sigmoid(a) + torch.sigmoid(b) - 1.0)
-
     def derivs(self, y, f):
         a, b = self._ab(y, f)
         s = self.slope
+        # d/df log p = s [sigma(a) + sigma(b) - 1]   (da/df = db/df = -s; the last log term is constant in f)
         return (s * (torch.sigmoid(a) + torch.sigmoid(b) - 1.0),
                 -s * s * (torch.sigmoid(a) * torch.sigmoid(-a) + torch.sigmoid(b) * torch.sigmoid(-b)))
 
@@ -269,22 +262,19 @@ class OrdinalSite(QuadratureSite):
                 "slope": self.slope}
 
 
-SITES = ("gaussian", "poisson", "laplace", "logistic", "probit", "student_t", "ordinal")
+_MAKERS = {  # name -> (num_nodes, params) -> Site
+    "gaussian": lambda n, p: GaussianSite(p.get("noise_var", 1.0)),
+    "poisson": lambda n, p: PoissonSite(),
+    "laplace": lambda n, p: LaplaceSite(p.get("scale", 1.0)),
+    "logistic": lambda n, p: LogisticSite(n),
+    "probit": lambda n, p: ProbitSite(n),
+    "student_t": lambda n, p: StudentTSite(n),
+    "ordinal": lambda n, p: OrdinalSite(p["thresholds"], p.get("slope", 1.0), n),
+}
+SITES = tuple(_MAKERS)
 
 
 def make_site(name: str, num_nodes: int = 20, **params) -> Site:
-    if name == "gaussian":
-        return GaussianSite(params.get("noise_var", 1.0))
-    if name == "poisson":
-        return PoissonSite()
-    if name == "laplace":
-        return LaplaceSite(params.get("scale", 1.0))
-    if name == "logistic":
-        return LogisticSite(num_nodes)
-    if name == "probit":
-        return ProbitSite(num_nodes)
-    if name == "student_t":
-        return StudentTSite(num_nodes)
-    if name == "ordinal":
-        return OrdinalSite(params["thresholds"], params.get("slope", 1.0), num_nodes)
-    raise ConfigError(f"unknown lgm.likelihood {name!r}; valid choices: {', '.join(SITES)}")
+    if name not in _MAKERS:
+        raise ConfigError(f"unknown lgm.likelihood {name!r}; valid choices: {', '.join(SITES)}")
+    return _MAKERS[name](num_nodes, params)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict
+from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -91,14 +92,9 @@ def model_from_dataset(name: str, kind: str = "lgm_glm", subsample=None, seed: i
 
     c = OmegaConf.create({"dataset": {"name": name}, "model": {"name": kind}, "seed": seed,
                           "lgm": {**asdict(LgmConfig()), "subsample": subsample, **lgm}})
-    if name.split(":")[0] in SYNTHETIC:
+    if name.split(":")[0] in SYNTHETIC:  # prepared as a binary dataset's rows are
         X, y, _ = synthetic_from_name(name, seed)
-        n = X.shape[0]
-        rng = np.random.default_rng(seed)
-        idx = np.sort(rng.choice(n, subsample, replace=False)) if subsample and subsample < n else np.arange(n)
-        Xt = torch.as_tensor(R._zscore(X[idx]), dtype=torch.float64)
-        yt = torch.as_tensor(np.where(y[idx] > 0, 1.0, -1.0), dtype=torch.float64)
-        lik = c.lgm.likelihood or "logistic"
+        lik, Xt, yt, rng = R.prepare(c, SimpleNamespace(X=X, y=y, task="binary"))
     else:
         _, lik, Xt, yt, rng = R.load_and_prepare(c)
     model, hyp = R.build(c, lik, Xt, yt, rng)

@@ -14,9 +14,7 @@ import torch
 
 from ..gpmath.kernels import rbf
 from ..gpmath.sites import Site
-from ..papers.fp import REAL_LIKELIHOODS
-
-REAL = REAL_LIKELIHOODS  # lgm.real_likelihood's choices, declared with LgmConfig (papers/fp.py)
+from ..papers.fp import REAL_LIKELIHOODS  # lgm.real_likelihood's choices, declared with LgmConfig
 
 
 def _exact_nll(X, y, log_params):
@@ -92,8 +90,8 @@ def glm_noise(X, y, prior_var) -> dict:
 def estimate(kind: str, likelihood: str, X, y, site: Site, prior_var: float) -> dict:
     """kind: glm | gp | sparse_gp; X, y: the (<= 200) points used for estimation."""
     if kind == "glm":
-        return {"prior_var": prior_var, **(glm_noise(X, y, prior_var) if likelihood in REAL else {})}
-    if likelihood in REAL:
+        return {"prior_var": prior_var, **(glm_noise(X, y, prior_var) if likelihood in REAL_LIKELIHOODS else {})}
+    if likelihood in REAL_LIKELIHOODS:
         h = exact_gp_hyperparameters(X, y)
         h["laplace_scale"] = math.sqrt(h["noise_var"] / 2)  # Var of Laplace(b) = 2 b^2
         return h

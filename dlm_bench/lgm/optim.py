@@ -58,7 +58,7 @@ class _Clock:
 
 
 def _state(model: LGM, m, cov: Cov):
-    """Sites at (m, V), VLB, dF/dm and the next FP iterate T(V)."""
+    """Sites at (m, V), VLB and dF/dm."""
     s = model.site_expectations(*model.marginals(m, cov))
     F = float(s.E.sum() - model.kl(m, cov))
     gm = model.Dt(s.rho) - model.Sigma_solve(m - model.mu)
@@ -155,16 +155,12 @@ def _fpb_step(model: LGM, m, cov: Cov, s, k: int, stop: StopRule, fpb_inner: int
     return m, cov, res, 0
 
 
-def _tril_idx(n):
-    return torch.tril_indices(n, n)
-
-
 def fit_grad(model: LGM, m0, L0, stop: StopRule = StopRule(), clock=None, history: int = 100) -> OptResult:
     """GRAD: scipy L-BFGS (strong-Wolfe-free, More-Thuente line search) on x = (m, tril L), f = -VLB
     with the analytic gradient; the paper's stopping rules are applied in the callback."""
     clock = clock or _Clock()
     n = model.n
-    idx = _tril_idx(n)
+    idx = torch.tril_indices(n, n)
     dtype = m0.dtype
 
     def unpack(x):

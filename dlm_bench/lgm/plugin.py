@@ -53,10 +53,8 @@ def check_lgm(cfg: DictConfig, task: str) -> str:
     if lik is None:
         raise ConfigError(f"dataset {cfg.dataset.name!r} is a {task} task; set lgm.likelihood "
                           f"({', '.join(SITES)})")
-    if lik not in LIKELIHOODS:
-        raise ConfigError(f"lgm.likelihood must be one of {', '.join(LIKELIHOODS)}, got {lik!r}")
     if lik in ("logistic", "probit") and task != "binary" or lik == "poisson" and task != "count" \
-            or lik in hyper.REAL and task != "regression":
+            or lik in hyper.REAL_LIKELIHOODS and task != "regression":
         raise ConfigError(f"lgm.likelihood={lik} does not fit dataset {cfg.dataset.name!r} ({task} task)")
     return lik
 

@@ -58,9 +58,6 @@ class ScalarLikelihood(gpytorch.likelihoods.Likelihood, abc.ABC):
     # E_q[log p] by Gauss-Hermite where var / width^2 is small: ((nodes, max ratio), ...) (quadrature.expected_log_prob)
     hermite_tiers: tuple[tuple[int, float], ...] = ()
 
-    def __init__(self):
-        super().__init__()
-
     # -- to implement -------------------------------------------------------------------------
     @abc.abstractmethod
     def log_prob_f(self, y: torch.Tensor, f: torch.Tensor) -> torch.Tensor:
@@ -96,10 +93,7 @@ class ScalarLikelihood(gpytorch.likelihoods.Likelihood, abc.ABC):
         return self.quadrature_expected_log_prob(observations, mu, var)
 
     def log_marginal(self, observations, function_dist, *args, **kwargs):
-        mu, var = function_dist.mean, function_dist.variance
-        if self.has_exact_log_marginal:
-            return self.exact_log_marginal(observations, mu, var)
-        return self.quadrature_log_marginal(observations, mu, var)
+        return self.predictive_log_marginal(observations, function_dist.mean, function_dist.variance)
 
     # -- numerical versions (always available) ------------------------------------------------------
     def quadrature_log_marginal(self, y, mu, var):
@@ -159,6 +153,8 @@ class ScalarLikelihood(gpytorch.likelihoods.Likelihood, abc.ABC):
 
 # (nodes, max var) of Gauss-Hermite for E_q[log p] of probit and logistic: the largest var in {0.5, 1, 1.5, 2, 3, 4, 6, 8}
 # at which n nodes stay within 1e-8 of a dense grid (values, d/dmu, d/dvar; mu in [-40, 40]) for both likelihoods
+# (tests/unit/likelihoods/test_likelihood_accuracy.py checks 1e-6). Up to var = 6 because log p is analytic in a
+# strip |Im f| < ~2.8 (the nearest complex zeros of Phi; pi for the logistic), so n nodes converge geometrically.
 SMOOTH_BINARY_HERMITE_TIERS = ((16, 0.5), (24, 1.5), (32, 2.0), (48, 4.0), (64, 6.0))
 
 

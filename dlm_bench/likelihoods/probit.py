@@ -21,10 +21,7 @@ def log_normal_cdf(x: torch.Tensor) -> torch.Tensor:
 
 class ProbitLikelihood(BinaryLikelihood):
     name = "probit"
-    # E_q[log p] by Gauss-Hermite up to var = 6: log p is analytic in a strip |Im f| < ~2.8 (the nearest complex zeros
-    # of Phi; pi for the logistic), so n nodes converge geometrically; the limits keep values and gradients within
-    # 1e-8 of a dense grid for mu in [-40, 40] (measured; tests/unit/likelihoods/test_likelihood_accuracy.py checks 1e-6)
-    hermite_tiers = SMOOTH_BINARY_HERMITE_TIERS
+    hermite_tiers = SMOOTH_BINARY_HERMITE_TIERS  # E_q[log p] by Gauss-Hermite up to var = 6 (base.py)
     has_exact_log_marginal = True
 
     def log_prob_f(self, y, f):

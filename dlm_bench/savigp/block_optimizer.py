@@ -114,8 +114,7 @@ def fit(model: Savigp, X, y, *, num_samples: int, blocks=BLOCKS, evals: dict | N
     samples = {"eps": eps}  # the objective's samples (replaced before each block when resample)
 
     def objective():
-        v, s = model.elbo(X, y, samples["eps"], chunk)
-        return v, s
+        return model.elbo(X, y, samples["eps"], chunk)
 
     saved = checkpoint.load() if checkpoint is not None else None
     if saved is not None and not checkpoint.fits(model, saved.get("module")):

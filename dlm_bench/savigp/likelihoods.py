@@ -70,30 +70,23 @@ class Gaussian(SavigpLikelihood):
         return b[..., 0]
 
 
-class WarpedGaussian(SavigpLikelihood):
+class WarpedGaussian(Gaussian):
     """Warped GP (Snelson et al. 2004): p(y|f) = t'(y) N(t(y); f, sigma^2), t(y) = y + sum_i a_i tanh(b_i (y + c_i)).
 
     The Gaussian in z = t(y): log-density, E_q[log p] and log E_q[p] are likelihoods/gaussian.py's at z plus
     log t'(y). Not a class of the likelihood layer: the layer's likelihoods are the DLM paper's (GPyTorch
     likelihoods with a task and predictive metrics in y), while this one lives in the warped space with the
     warp fixed per dataset (upstream's creep / abalone parameters) and its predictive mean needs t^-1; only the
-    SAVIGP experiments use it."""
-
-    has_exact = True
+    SAVIGP experiments use it. Upstream's log sigma^2 parameter is Gaussian's."""
 
     def __init__(self, warp: str = "creep", noise_init: float = 0.01):
-        super().__init__()
         if warp not in WARP_PARAMS:
             raise ConfigError(f"savigp.warp must be one of {', '.join(WARP_PARAMS)}, got {warp!r}")
+        super().__init__(noise_init)
         log_a, log_b, c = WARP_PARAMS[warp]
         self.register_buffer("a", torch.tensor(log_a, dtype=torch.float64).exp())
         self.register_buffer("b", torch.tensor(log_b, dtype=torch.float64).exp())
         self.register_buffer("c", torch.tensor(c, dtype=torch.float64))
-        self.log_sigma2 = nn.Parameter(torch.tensor(math.log(noise_init), dtype=torch.float64))
-
-    @property
-    def sigma2(self):
-        return self.log_sigma2.exp()
 
     def t(self, y):
         return y + (self.a * torch.tanh(self.b * (y.unsqueeze(-1) + self.c))).sum(-1)
@@ -184,19 +177,18 @@ class LGCP(SavigpLikelihood):
         return self.layer.exact_expected_log_prob(y, b[..., 0] + self.log_offset, var[..., 0])
 
 
-LIKELIHOODS = ("gaussian", "warp", "softmax", "logistic", "lgcp")
+_MAKERS = {  # savigp.likelihood -> the model, from build_likelihood's keywords
+    "gaussian": lambda kw: Gaussian(kw["noise_init"]),
+    "warp": lambda kw: WarpedGaussian(kw["warp"], kw["noise_init"]),
+    "softmax": lambda kw: Softmax(kw["num_classes"]),
+    "logistic": lambda kw: LogisticPM(),
+    "lgcp": lambda kw: LGCP(kw["offset"]),
+}
+LIKELIHOODS = tuple(_MAKERS)
 
 
 def build_likelihood(name: str, *, num_classes: int = 2, noise_init: float = 1.0, warp: str = "creep",
                      offset: float = 1.0) -> SavigpLikelihood:
-    if name == "gaussian":
-        return Gaussian(noise_init)
-    if name == "warp":
-        return WarpedGaussian(warp, noise_init)
-    if name == "softmax":
-        return Softmax(num_classes)
-    if name == "logistic":
-        return LogisticPM()
-    if name == "lgcp":
-        return LGCP(offset)
-    raise ConfigError(f"unknown savigp.likelihood {name!r}; valid choices: {', '.join(LIKELIHOODS)}")
+    if name not in _MAKERS:
+        raise ConfigError(f"unknown savigp.likelihood {name!r}; valid choices: {', '.join(LIKELIHOODS)}")
+    return _MAKERS[name](dict(num_classes=num_classes, noise_init=noise_init, warp=warp, offset=offset))

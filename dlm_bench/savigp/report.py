@@ -56,25 +56,32 @@ def _groups(points: pd.DataFrame):
     return sfs, variants
 
 
+def _boxes(ax, points: pd.DataFrame, metric: str, sfs, variants, colours=None):
+    """One box of `metric`'s per-test-point values per posterior x SF, grouped by posterior; filled with the SF's
+    colour when `colours` is given."""
+    data, pos, col = [], [], []
+    for i, v in enumerate(variants):
+        for j, sf in enumerate(sfs):
+            d = points[(points.variant == v) & (points.sf == sf)][metric].dropna().to_numpy()
+            if len(d) or colours is None:
+                data.append(d)
+                pos.append(i * (len(sfs) + 1) + j)
+                col.append(colours[j % len(colours)] if colours else None)
+    bp = ax.boxplot(data, positions=pos, widths=0.8, showfliers=False, patch_artist=colours is not None)
+    if colours is not None:
+        for patch, c in zip(bp["boxes"], col):
+            patch.set_facecolor(c)
+            patch.set_alpha(0.6)
+    ax.set_xticks([i * (len(sfs) + 1) + (len(sfs) - 1) / 2 for i in range(len(variants))])
+    ax.set_xticklabels([v.upper() for v in variants])
+
+
 def boxplots(points: pd.DataFrame, metrics: list[str], title: str):
     sfs, variants = _groups(points)
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.6), squeeze=False)
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, metric in zip(axes[0], metrics):
-        data, pos, col = [], [], []
-        for i, v in enumerate(variants):
-            for j, sf in enumerate(sfs):
-                d = points[(points.variant == v) & (points.sf == sf)][metric].dropna().to_numpy()
-                if len(d):
-                    data.append(d)
-                    pos.append(i * (len(sfs) + 1) + j)
-                    col.append(colours[j % len(colours)])
-        bp = ax.boxplot(data, positions=pos, widths=0.8, showfliers=False, patch_artist=True)
-        for patch, c in zip(bp["boxes"], col):
-            patch.set_facecolor(c)
-            patch.set_alpha(0.6)
-        ax.set_xticks([i * (len(sfs) + 1) + (len(sfs) - 1) / 2 for i in range(len(variants))])
-        ax.set_xticklabels([v.upper() for v in variants])
+        _boxes(ax, points, metric, sfs, variants, colours)
         ax.set_title(metric.upper())
     handles = [plt.Rectangle((0, 0), 1, 1, color=colours[j % len(colours)], alpha=0.6) for j in range(len(sfs))]
     axes[0][-1].legend(handles, [f"SF={sf:g}" for sf in sfs], fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))  # outside: no box hidden
@@ -100,20 +107,8 @@ def error_bars(points: pd.DataFrame, title: str):
     axes[0].set_xticklabels([v.upper() for v in variants])
     axes[0].set_title("error rate (95% CI)")
     axes[0].legend(fontsize=8)
-    fig.delaxes(axes[1])
-    nlp = boxplots(points, ["nlp"], "")
-    plt.close(nlp)
-    ax = fig.add_subplot(1, 2, 2)
-    data, pos = [], []
-    for i, v in enumerate(variants):
-        for j, sf in enumerate(sfs):
-            d = points[(points.variant == v) & (points.sf == sf)]["nlp"].to_numpy()
-            data.append(d)
-            pos.append(i * (len(sfs) + 1) + j)
-    ax.boxplot(data, positions=pos, widths=0.8, showfliers=False)
-    ax.set_xticks([i * (len(sfs) + 1) + (len(sfs) - 1) / 2 for i in range(len(variants))])
-    ax.set_xticklabels([v.upper() for v in variants])
-    ax.set_title("NLP (per test point)")
+    _boxes(axes[1], points, "nlp", sfs, variants)
+    axes[1].set_title("NLP (per test point)")
     fig.suptitle(title)
     fig.tight_layout()
     return fig

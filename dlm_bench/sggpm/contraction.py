@@ -23,15 +23,13 @@ same ell; polynomial of degree 2, (x^T x' / ell^2 + 1)^2, with constant mean 1.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from ..gpmath.cholesky import grown_cholesky
-from ..gpmath.lgm import tri
 from ..gpmath.sites import LogisticSite, OrdinalSite, PoissonSite
-from .model import JITTER, kernel, kernel_diag
+from .model import GGPM, Hyp, kernel, sparse_model
 
 LIKELIHOODS = ("count", "binary", "ordinal")
 KERNELS = ("se", "matern12", "poly2")
@@ -85,60 +83,40 @@ def loewner_sample(L: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     return 0.5 * (U + U.T)
 
 
-@dataclass
-class Operator:
-    """The pieces of eq. 13 for one (X, U, y, kernel): L (K_M = L L^T), D (rows d_i^T = k_iM K_M^-1), a, c."""
-
-    y: torch.Tensor
-    site: object
-    L: torch.Tensor
-    D: torch.Tensor
-    a: torch.Tensor
-    c: torch.Tensor
-    mU: torch.Tensor
-
-    @classmethod
-    def build(cls, X, Z, y, site, kern: str, ell: float, sf2: float = 1.0, mean: float = 0.0):
-        KM = kernel(kern, Z, Z, ell, sf2) + JITTER * torch.eye(Z.shape[0], dtype=Z.dtype)
-        L = torch.linalg.cholesky(KM)
-        KNM = kernel(kern, X, Z, ell, sf2)
-        D = torch.cholesky_solve(KNM.T, L).T
-        A = tri(L, KNM.T, upper=False)
-        c = kernel_diag(kern, X, ell, sf2) - (A * A).sum(0)
-        mU = torch.full((Z.shape[0],), float(mean), dtype=X.dtype)
-        return cls(y, site, L, D, mean - D @ mU, c, mU)
-
-    def lam(self, V, m=None):
-        m = self.mU if m is None else m
-        mq = self.a + self.D @ m
-        vq = (self.c + ((self.D @ V) * self.D).sum(1)).clamp_min(1e-12)
-        return self.site.site_expectations(self.y, mq, vq)[2]
-
-    def T(self, V, m=None):
-        """(K_M^-1 - D^T diag(lambda) D)^-1 = L (I + L^T D^T diag(-lambda) D L)^-1 L^T (lambda <= 0)."""
-        g = -self.lam(V, m)
-        B = self.D @ self.L
-        A = torch.eye(self.L.shape[0], dtype=V.dtype) + (B.T * g) @ B
-        LA = torch.linalg.cholesky(A)
-        W = tri(LA, self.L.T, upper=False)
-        return W.T @ W
+def operator(X, Z, y, site, kern: str, ell: float, sf2: float = 1.0, mean: float = 0.0) -> GGPM:
+    """The pieces of eq. 13 for one (X, U, y, kernel): the sparse GGPM of model.py, with L_M (K_M = L L^T), D (rows
+    d_i^T = k_iM K_M^-1), a, c and the prior mean mu = m_U."""
+    return sparse_model(X, y, Z, site, Hyp(ell, sf2, mean, kernel=kern))
 
 
-def newton_mode(op: Operator, V, iters: int = 100, tol: float = 1e-10):
+def lam(op: GGPM, V, m=None):
+    m = op.mu if m is None else m
+    mq = op.a + op.D @ m
+    vq = (op.c + ((op.D @ V) * op.D).sum(1)).clamp_min(1e-12)
+    return op.site.site_expectations(op.y, mq, vq)[2]
+
+
+def T(op: GGPM, V, m=None):
+    """(K_M^-1 - D^T diag(lambda) D)^-1 = L (I + L^T D^T diag(-lambda) D L)^-1 L^T (lambda <= 0): the LGM's
+    fixed-point update at gamma = -lambda."""
+    return op.fixed_point_update(-lam(op, V, m)).V
+
+
+def newton_mode(op: GGPM, V, iters: int = 100, tol: float = 1e-10):
     """argmax_m VLB(m, V) (concave in m for log-concave sites) by Newton with step halving:
     g = D^T rho - K_M^-1 (m - m_U), H = D^T diag(lambda) D - K_M^-1."""
-    Ki = torch.cholesky_inverse(op.L)
+    Ki = torch.cholesky_inverse(op.L_M)
     vq = (op.c + ((op.D @ V) * op.D).sum(1)).clamp_min(1e-12)
 
     def f(m):
         E, rho, lam = op.site.site_expectations(op.y, op.a + op.D @ m, vq)
-        r = m - op.mU
+        r = m - op.mu
         return float(E.sum() - 0.5 * r @ Ki @ r), rho, lam
 
-    m = op.mU.clone()
+    m = op.mu.clone()
     F, rho, lam = f(m)
     for _ in range(iters):
-        step = torch.linalg.solve((op.D.T * lam) @ op.D - Ki, op.D.T @ rho - Ki @ (m - op.mU))
+        step = torch.linalg.solve((op.D.T * lam) @ op.D - Ki, op.D.T @ rho - Ki @ (m - op.mu))
         t = 1.0
         for _ in range(50):
             Fn, rn, ln = f(m - t * step)
@@ -155,11 +133,11 @@ def spectral(A: torch.Tensor) -> float:
     return float(torch.linalg.matrix_norm(A, ord=2))
 
 
-def pair_ratio(op: Operator, gen: torch.Generator, m=None, keep=None):
+def pair_ratio(op: GGPM, gen: torch.Generator, m=None, keep=None):
     """(||U - V||_2, ||T(U) - T(V)||_2) for one random pair; keep: a list that gets (op, m, U, V)."""
-    U, V = loewner_sample(op.L, gen), loewner_sample(op.L, gen)
+    U, V = loewner_sample(op.L_M, gen), loewner_sample(op.L_M, gen)
     du = spectral(U - V)
-    dt = spectral(op.T(U, m) - op.T(V, m))
+    dt = spectral(T(op, U, m) - T(op, V, m))
     if keep is not None:
         keep.append((op, m, U, V))
     return du, dt
@@ -201,8 +179,8 @@ def _rows(reps: int = 500, sizes=SIZES, likelihoods=LIKELIHOODS, kernels=KERNELS
                 y = simulate_y(lik, f, gen)
                 for M in sizes:
                     N = n if data == "all" else M
-                    op = Operator.build(X[:N], X[:M], y[:N], sites[lik], kern, ell, sf2, mean)
-                    m = newton_mode(op, op.L @ op.L.T) if m_at == "mode" else None
+                    op = operator(X[:N], X[:M], y[:N], sites[lik], kern, ell, sf2, mean)
+                    m = newton_mode(op, op.L_M @ op.L_M.T) if m_at == "mode" else None
                     du, dt = pair_ratio(op, gen, m, keep)
                     rows.append((lik, kern, M, rep, du, dt))
         if progress:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from ..errors import ConfigError
-from . import METHODS
+from ..papers.sggpm import METHODS
 from .dual import fit_dual, init_lambda
 from .laplace import init_from_laplace, laplace
 from .model import Hyp, init_hyps, make_site, sod_model, sparse_model

@@ -22,7 +22,7 @@ import torch
 from ..config.stopping import F_TOL, GRAD_TOL
 from ..gpmath.lgm import Cov, tri
 from .laplace import laplace_mode, loglik_derivs
-from .model import JITTER, Hyp, kernel, sod_model, sparse_model
+from .model import JITTER, Hyp, conditional, kernel, sod_model
 
 HYP_MAX_ITERS = 100
 
@@ -45,12 +45,6 @@ def _unpack(theta: torch.Tensor, hyp: Hyp, task: str):
     return ell, sf2, mean
 
 
-def _diag(kern, X, ell, sf2):
-    if kern == "poly2":
-        return sf2 * ((X * X).sum(1) / ell**2 + 1.0) ** 2
-    return sf2 * torch.ones(X.shape[0], dtype=X.dtype)
-
-
 def vlb_theta(theta: torch.Tensor, task: str, hyp: Hyp, site, X, y, Z, m, LV, kind: str) -> torch.Tensor:
     """VLB(m, V = LV LV^T; theta) of the sparse (X = training rows) or SoD (X, y = the active rows) model."""
     ell, sf2, mean = _unpack(theta, hyp, task)
@@ -61,10 +55,7 @@ def vlb_theta(theta: torch.Tensor, task: str, hyp: Hyp, site, X, y, Z, m, LV, ki
     if kind == "sod":
         mq, vq = m, (LV * LV).sum(1)
     else:
-        KNM = kernel(hyp.kernel, X, Z, ell, sf2)
-        D = torch.cholesky_solve(KNM.T, L).T
-        A = tri(L, KNM.T, upper=False)
-        c = _diag(hyp.kernel, X, ell, sf2) - (A * A).sum(0)
+        D, c = conditional(hyp.kernel, X, Z, L, ell, sf2)
         DL = D @ LV
         mq, vq = mean + D @ r, c + (DL * DL).sum(1)
     E = site.site_expectations(y, mq, vq)[0].sum()
@@ -138,7 +129,3 @@ def h_block(task, hyp: Hyp, site, X, y, Z, m, cov: Cov, kind: str, max_iters: in
     th, val, nit = _lbfgs(lambda t: vlb_theta(t, task, hyp, site, X, y, Z, m, LV, kind), theta_of(hyp, task),
                           max_iters)
     return hyp_of(th, hyp, task), val, nit
-
-
-def build(kind, X, y, Z, yZ, site, hyp):
-    return sod_model(Z, yZ, site, hyp) if kind == "sod" else sparse_model(X, y, Z, site, hyp)

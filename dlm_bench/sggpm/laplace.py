@@ -29,7 +29,7 @@ def loglik_derivs(site, y, f):
         return logsigmoid(y * f), y * torch.sigmoid(-y * f), -s * (1 - s)
     if isinstance(site, OrdinalSite):
         lp = site.log_phi(y[:, None], f[:, None])[:, 0]
-        d1 = site.dlog_phi(y[:, None], f[:, None])[:, 0]
+        d1 = site.derivs(y[:, None], f[:, None])[0][:, 0]
         a, b = site._ab(y[:, None], f[:, None])
         sa, sb = torch.sigmoid(a[:, 0]), torch.sigmoid(b[:, 0])
         return lp, d1, -site.slope**2 * (sa * (1 - sa) + sb * (1 - sb))

@@ -27,24 +27,29 @@ from ..gpmath.lgm import LGM, tri
 from ..gpmath.sites import LogisticSite, OrdinalSite, PoissonSite, Site
 
 JITTER = 1e-7  # compute_model.m: K_M + keps I, keps = 1e-7
-KERNELS = ("se", "matern12", "poly2")
+# covSEiso, covMaterniso(1) and a degree-2 polynomial kernel (the supplement's Fig. 1 kernels; gpmath/kernels.py)
+_KERNELS = {"se": rbf, "matern12": matern12, "poly2": poly2}
+KERNELS = tuple(_KERNELS)
 
 
 def kernel(name: str, X1, X2, ell, sf2):
-    """covSEiso, covMaterniso(1) and a degree-2 polynomial kernel (the supplement's Fig. 1 kernels; gpmath/kernels.py)."""
-    if name == "se":
-        return rbf(X1, X2, ell, sf2)
-    if name == "matern12":
-        return matern12(X1, X2, ell, sf2)
-    if name == "poly2":
-        return poly2(X1, X2, ell, sf2)
-    raise ConfigError(f"unknown sggpm kernel {name!r}; valid choices: {', '.join(KERNELS)}")
+    if name not in _KERNELS:
+        raise ConfigError(f"unknown sggpm kernel {name!r}; valid choices: {', '.join(KERNELS)}")
+    return _KERNELS[name](X1, X2, ell, sf2)
 
 
 def kernel_diag(name: str, X, ell, sf2):
+    """diag K(X, X); differentiable in ell and sf2 when they are tensors (hyperparameter_learning.py)."""
     if name == "poly2":
         return poly2_diag(X, ell, sf2)
-    return torch.full((X.shape[0],), float(sf2), dtype=X.dtype)
+    return torch.ones(X.shape[0], dtype=X.dtype) * sf2
+
+
+def conditional(name: str, X, Z, L, ell, sf2):
+    """(D, c) of eqs. 3a-b with K_M = L L^T: rows d_i^T = k_iM K_M^-1 and c_i = K_ii - k_iM K_M^-1 k_Mi."""
+    K_NM = kernel(name, X, Z, ell, sf2)
+    A = tri(L, K_NM.T, upper=False)
+    return torch.cholesky_solve(K_NM.T, L).T, kernel_diag(name, X, ell, sf2) - (A * A).sum(0)
 
 
 @dataclass
@@ -115,20 +120,18 @@ def init_hyps(task: str, X, y, levels: int | None = None, upstream_mean_double_l
 class GGPM(LGM):
     """An LGM whose prior is the GP on the active set; keeps what prediction needs."""
 
-    def __init__(self, y, site, hyp: Hyp, Z, L_M, D, a, c, kind, K_NM=None):
+    def __init__(self, y, site, hyp: Hyp, Z, L_M, D, a, c, kind):
         M = Z.shape[0]
         super().__init__(y, site, torch.full((M,), float(hyp.mean), dtype=Z.dtype), L_M, D=D, a=a, c=c, kind=kind)
-        self.hyp, self.Z, self.L_M, self.K_NM = hyp, Z, L_M, K_NM
+        self.hyp, self.Z, self.L_M = hyp, Z, L_M
 
     def predict_latent(self, Xs, m, cov):
         """q(f_*) = N(m_* + k_*M K_M^-1 (m - m_U), K_** - k_*M K_M^-1 k_M* + d_*^T V d_*), any model kind."""
         h = self.hyp
-        KsM = kernel(h.kernel, Xs, self.Z, h.ell, h.sf2)
-        Ds = torch.cholesky_solve(KsM.T, self.L_M).T
-        A = tri(self.L_M, KsM.T, upper=False)
+        Ds, cs = conditional(h.kernel, Xs, self.Z, self.L_M, h.ell, h.sf2)
         mean = h.mean + Ds @ (m - self.mu)
         WD = cov.W @ Ds.T
-        var = kernel_diag(h.kernel, Xs, h.ell, h.sf2) - (A * A).sum(0) + (WD * WD).sum(0)
+        var = cs + (WD * WD).sum(0)
         return mean, var.clamp_min(1e-12)
 
 
@@ -139,12 +142,9 @@ def chol_KM(hyp: Hyp, Z, jitter: float = JITTER):
 
 def sparse_model(X, y, Z, site, hyp: Hyp, jitter: float = JITTER) -> GGPM:
     L = chol_KM(hyp, Z, jitter)
-    K_NM = kernel(hyp.kernel, X, Z, hyp.ell, hyp.sf2)
-    D = torch.cholesky_solve(K_NM.T, L).T  # rows d_i^T = k_iM K_M^-1
-    A = tri(L, K_NM.T, upper=False)
-    c = kernel_diag(hyp.kernel, X, hyp.ell, hyp.sf2) - (A * A).sum(0)
+    D, c = conditional(hyp.kernel, X, Z, L, hyp.ell, hyp.sf2)
     a = hyp.mean - D @ torch.full((Z.shape[0],), float(hyp.mean), dtype=X.dtype)
-    return GGPM(y, site, hyp, Z, L, D, a, c, "sparse", K_NM)
+    return GGPM(y, site, hyp, Z, L, D, a, c, "sparse")
 
 
 def sod_model(Z, yZ, site, hyp: Hyp, jitter: float = JITTER) -> GGPM:

@@ -26,9 +26,6 @@ import torch
 from ..config.stopping import F_TOL, GRAD_TOL, MAX_ITERS
 from ..gpmath.lgm import Cov, newton_step
 
-OPT_TOL = GRAD_TOL
-PROG_TOL = F_TOL
-
 
 @dataclass
 class Fit:
@@ -44,22 +41,17 @@ class Fit:
     extra: dict = field(default_factory=dict)
 
 
-def newton_m(model, m, cov, tol=OPT_TOL, prog=PROG_TOL, max_iters=MAX_ITERS):
+def newton_m(model, m, cov, tol=GRAD_TOL, prog=F_TOL, max_iters=MAX_ITERS):
     """m to convergence at fixed V. Returns (m, iterations, ||dF/dm||_inf)."""
     vq = model.marginals(m, cov)[1]
-    k = 0
+    k, gain = 0, np.inf
     while True:
         s = model.site_expectations(model.a + model.Dm(m), vq)
-        g = model.Dt(s.rho) - model.Sigma_solve(m - model.mu)
-        g_inf = float(g.abs().max())
-        if g_inf <= tol or k >= max_iters:
+        g_inf = float((model.Dt(s.rho) - model.Sigma_solve(m - model.mu)).abs().max())
+        if g_inf <= tol or k >= max_iters or abs(gain) <= prog:  # the gain of the last step
             return m, k, g_inf
         m, gain = newton_step(model, m, cov, vq)
         k += 1
-        if abs(gain) <= prog:
-            s = model.site_expectations(model.a + model.Dm(m), vq)
-            g = model.Dt(s.rho) - model.Sigma_solve(m - model.mu)
-            return m, k, float(g.abs().max())
 
 
 def dvlb_dV_inf(model, m, cov) -> float:
@@ -70,7 +62,7 @@ def dvlb_dV_inf(model, m, cov) -> float:
     return float(G.abs().max())
 
 
-def fp_block(model, m, cov, tol=OPT_TOL, prog=PROG_TOL, max_iters=MAX_ITERS):
+def fp_block(model, m, cov, tol=GRAD_TOL, prog=F_TOL, max_iters=MAX_ITERS):
     """V <- T(V) at fixed m. After a step V = (K^-1 + D^T Gamma_old D)^-1, so the gradient there is
     1/2 D^T diag(gamma_old - gamma_new) D, no inverse needed. Returns (cov, steps, optimality)."""
     opt = dvlb_dV_inf(model, m, cov)
@@ -93,7 +85,7 @@ def fp_block(model, m, cov, tol=OPT_TOL, prog=PROG_TOL, max_iters=MAX_ITERS):
     return cov, k, opt
 
 
-def grad_block(model, m, L0, tol=OPT_TOL, prog=PROG_TOL, max_iters=MAX_ITERS, history=100):
+def grad_block(model, m, L0, tol=GRAD_TOL, prog=F_TOL, max_iters=MAX_ITERS, history=100):
     """L-BFGS on the lower-triangular L (V = L L^T) at fixed m. Returns (L, iterations, optimality)."""
     n = model.n
     idx = torch.tril_indices(n, n)
@@ -129,7 +121,7 @@ def grad_block(model, m, L0, tol=OPT_TOL, prog=PROG_TOL, max_iters=MAX_ITERS, hi
     return unpack(res.x), st["k"], st["g"]
 
 
-def train(model, method: str, m0, cov0: Cov, max_outer: int = 100, tol=OPT_TOL, prog=PROG_TOL) -> Fit:
+def train(model, method: str, m0, cov0: Cov, max_outer: int = 100, tol=GRAD_TOL, prog=F_TOL) -> Fit:
     c0 = time.process_time()
     m, cov = m0.clone(), cov0
     L = torch.linalg.cholesky(cov.V) if method == "grad" else None

@@ -23,7 +23,7 @@ from ..util import interrupts
 from ..util.logline import Heartbeat
 from .fit import fit_method, split_method
 from .metrics import metrics
-from .protocol import Fold, iss, nested_protocol, published_ucsdpeds_splits, zscore_stats
+from .protocol import Fold, iss, nested_protocol, published_ucsdpeds_splits, split_rest, zscore_stats
 
 TASKS = ("count", "binary", "ordinal")
 
@@ -43,20 +43,13 @@ def folds_for(cfg: DictConfig, ds, N: int, M: int, sizes) -> list[Fold]:
     if c.published_splits:
         if ds.name != "ucsdpeds1l":
             raise ConfigError(f"sggpm.published_splits exists for ucsdpeds1l only, not {ds.name!r}")
-        import os
-
-        order, folds = published_ucsdpeds_splits(os.environ.get("DLM_BENCH_MIRROR"))
+        order, folds = published_ucsdpeds_splits()  # the mirror: $DLM_BENCH_MIRROR
         if M == len(order):
             return folds
         if M > len(order):
             raise ConfigError(f"published splits hold an active-set order of {len(order)} rows, not M = {M}")
         # the stored files pin the order, not the folds of smaller M: split the rest like the protocol does
-        rng = np.random.default_rng(c.perm_seed)
-        active = order[:M]
-        rest = np.setdiff1d(np.arange(N), active)
-        parts = np.array_split(rest[rng.permutation(len(rest))], c.folds)
-        return [Fold(np.concatenate([np.concatenate([p for j, p in enumerate(parts) if j != k]), active]), parts[k])
-                for k in range(c.folds)]
+        return split_rest(N, order[:M], np.random.default_rng(c.perm_seed), c.folds)
     _, folds = nested_protocol(N, sizes, c.perm_seed, c.folds)
     return folds[M]
 

@@ -7,47 +7,28 @@ rows. SoD methods train once per M, on the active rows z-scored with the fold-1 
 
 `published_ucsdpeds_splits` reads upstream's stored ixpseudo and M = 167 folds (0-based copies of the variables of
 sparse_exp_gppr_count_dataset_ucsdpeds1l_N4000_D30_output_052615_193244.mat in outputs.zip of
-rsheth80/sparse_var_inf_ggpm_experiments@71ebd234), each file sha256-checked.
+rsheth80/sparse_var_inf_ggpm_experiments@71ebd234), each file sha256-checked against published_splits.yaml.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 from ..data.datasets import DatasetError
 from ..errors import ConfigError
 
 EXPERIMENTS = ("rsheth80/sparse_var_inf_ggpm_experiments", "71ebd234e303791b1e71325db29b3c79865fe745")
 SPLITS_DIR = "ucsd_peds1/sggpm_splits"
-_SHA = {
-    "active_set_order.txt": "055acb1ce1bd0a6daf92a9f26f5b9189a7b1ec82af72952867b874a5b8947ec2",
-    "rest_M167.txt": "fb958f0c4d5dc99f5f94a858f602980432fc2548a4ccd33a5e5a0313639c25c0",
-    "fold01_train_M167.txt": "def31075d77273c096b9f9bd33bfa35b4641c119f1f7bf11bb534a329674c718",
-    "fold01_test_M167.txt": "d7ea71a6bfb21b150cbcef76192341c392bfb1d6326fd012591d8779968fdfb0",
-    "fold02_train_M167.txt": "a3ded52d893204fecb16079648ca36c2365b32eb78e0988e705072d9aed7e9db",
-    "fold02_test_M167.txt": "1560156677aed5d9accf92fa18a4eb1ff627bd9e492a3805c1e4c44c00a65df6",
-    "fold03_train_M167.txt": "35bd6cf15b635245b57e4148dbbbe7ba4288ed9187de540640d0d66920266198",
-    "fold03_test_M167.txt": "02cbe780b6fc88a33b3cc241d8506f8d3c9f80ad69f000cec7e5f6977aae470b",
-    "fold04_train_M167.txt": "1a304dee5bf2b7fdb8c801ba90ca0d33eef4c97f0385198febc56735cc6b25fe",
-    "fold04_test_M167.txt": "327aa45cfebbb64cc3b09de847ae12c6c2603a22a9e633f93d7fcb367893c518",
-    "fold05_train_M167.txt": "6e7703eecfd9e7a4e3a4f9b68c8fcc7c9cedb95674b42ea8a25877f8d0417b3b",
-    "fold05_test_M167.txt": "c858acfe4fb9859dd3413d6a6277b847afba15a7c04ffb725255e9d1c9e2a978",
-    "fold06_train_M167.txt": "d12095f2e8057f26ec133c6180ae79549e6bd2c910b16395b9144ec3dfc320c1",
-    "fold06_test_M167.txt": "e7a02db9afc117b27baf13de9f91a6d2d62b80bfdcb01af163b4fd05ebd442e2",
-    "fold07_train_M167.txt": "b3df7ae751556b4f80860676975b9e73c3e33e73e4f76a86bd1ca86762e40ad7",
-    "fold07_test_M167.txt": "c14792c0a34651098cca4201a097091363d247cad84d13a5c3b93cae39aa273d",
-    "fold08_train_M167.txt": "da075115558955d524d7be0670f5ce8455a48a55837cc44a2f500ef4c01a1e2f",
-    "fold08_test_M167.txt": "b5c525cc59512934b7a664c4585b9fe4635781311a0b96e92f884dd99c8039f0",
-    "fold09_train_M167.txt": "9a6c67cd51bcab9bd3bc416d95004adf2e640f1b7e839c17c02e7dd2362759a6",
-    "fold09_test_M167.txt": "c5a358dcd830fce28452bdfb2d37eb9e5dca92950d5e823b90b94f81241ec326",
-    "fold10_train_M167.txt": "27e41ae52f33fee898ca6d2e5ba2f0a1f4c0a2719e62befdc575ff1781cd7095",
-    "fold10_test_M167.txt": "8c2e53bb90087c1100016d03c2707a9c7b290fbd4ce4aa959e438717f26fad42",
-}
+SHA_FILE = "published_splits.yaml"  # the sha256 of each split file, shipped with the package
 
 
 def mround(x):
@@ -74,14 +55,16 @@ def nested_protocol(N: int, sizes, seed: int = 1, folds: int = 10):
         raise ConfigError(f"sggpm.folds must be >= 2, got {folds}")
     rng = np.random.default_rng(seed)
     order = rng.permutation(N)[: max(sizes)]
-    out = {}
-    for M in sizes:
-        active = order[:M]
-        rest = np.setdiff1d(np.arange(N), active)
-        parts = np.array_split(rest[rng.permutation(len(rest))], folds)
-        out[M] = [Fold(np.concatenate([np.concatenate([p for j, p in enumerate(parts) if j != k]), active]), parts[k])
-                  for k in range(folds)]
-    return order, out
+    return order, {M: split_rest(N, order[:M], rng, folds) for M in sizes}
+
+
+def split_rest(N: int, active, rng, folds: int) -> list[Fold]:
+    """The N rows but the active ones, permuted by rng and split into `folds` folds; train = the other folds, then
+    the active set."""
+    rest = np.setdiff1d(np.arange(N), active)
+    parts = np.array_split(rest[rng.permutation(len(rest))], folds)
+    return [Fold(np.concatenate([np.concatenate([p for j, p in enumerate(parts) if j != k]), active]), parts[k])
+            for k in range(folds)]
 
 
 def _splits_root(root: str | os.PathLike | None) -> Path:
@@ -92,15 +75,18 @@ def _splits_root(root: str | os.PathLike | None) -> Path:
     return Path(base).expanduser() / SPLITS_DIR
 
 
-def _read(root: Path, name: str) -> np.ndarray:
-    import hashlib
+@lru_cache(maxsize=1)
+def _registered_sha() -> dict:
+    return yaml.safe_load(resources.files(__package__).joinpath(SHA_FILE).read_text())
 
+
+def _read(root: Path, name: str) -> np.ndarray:
     p = root / name
     if not p.is_file():
         raise DatasetError(f"published split file {p} is missing")
-    data = p.read_bytes()
-    if hashlib.sha256(data).hexdigest() != _SHA[name]:
-        raise DatasetError(f"{p} does not match its registered sha256 {_SHA[name]}")
+    sha = _registered_sha()[name]
+    if hashlib.sha256(p.read_bytes()).hexdigest() != sha:
+        raise DatasetError(f"{p} does not match its registered sha256 {sha}")
     return np.loadtxt(p, dtype=np.int64, ndmin=1)
 
 

@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from ..results.labels import record_variant  # noqa: E402
-from . import METHODS  # noqa: E402
+from ..papers.sggpm import METHODS  # noqa: E402
 
 LABEL = {"laplace_sod": "Laplace-SoD", "grad_sod": "grad-SoD", "dual_sod": "dual-SoD", "fp_sod": "FP-SoD",
          "grad_sparse": "grad-sparse", "dual_sparse": "dual-sparse", "fp_sparse": "FP-sparse"}

@@ -14,7 +14,7 @@ from dlm_bench.registry.combination_rules import check_combination
 from dlm_bench.registry.validation import validate
 from dlm_bench.report.layouts import SPECS
 from dlm_bench.run import run_name
-from dlm_bench.sggpm import METHODS
+from dlm_bench.papers.sggpm import METHODS
 from dlm_bench.sggpm.plugin import check_point
 from dlm_bench.sweeps.compose import compose_config
 from tests.helpers import sweeper_params
