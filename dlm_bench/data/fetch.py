@@ -223,17 +223,6 @@ def _missing_source(rf: RemoteFile) -> Optional[str]:
     return None if rf.url else "no URL known"
 
 
-def download_mb(name: str) -> Optional[float]:
-    """MB that fetching `name` would download now (0.0 when nothing; None when a size is unknown; a streamed head
-    counts as unknown)."""
-    spec = get_spec(name)
-    if spec.shipped or status(spec) != "not cached" or mirror():
-        return 0.0
-    todo = [rf for rf in files_of(spec) if not is_cached(rf) and hand_placed(rf) is None]
-    sizes = [None if rf.head_lines else rf.size_mb for rf in todo]
-    return None if any(x is None for x in sizes) else float(sum(sizes))
-
-
 def require(names: list[str]) -> None:
     """Raise ONE DatasetError naming every dataset in `names` that cannot be had now (see availability: "no known
     source"), each with how to provide its missing files; return None when every one is shipped, cached, placed
