@@ -448,25 +448,17 @@ def _stream_head(rf: RemoteFile, origin: str, out: Path) -> None:
     """The first rf.head_lines lines of a bz2 file (local or over HTTP), decompressed as they arrive; the
     transfer is stopped there, so a multi-GB file costs only the bytes before that line."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    dec, lines, n = bz2.BZ2Decompressor(), [], 0
-    buf = b""
+    dec, got, n = bz2.BZ2Decompressor(), [], 0  # n: line ends decompressed so far
 
     def feed(chunk: bytes) -> bool:
-        nonlocal dec, buf, n
+        nonlocal dec, n
         while chunk:
             data = dec.decompress(chunk)
-            buf += data
-            while n < rf.head_lines:
-                i = buf.find(b"\n")
-                if i < 0:
-                    break
-                lines.append(buf[: i + 1])
-                buf, n = buf[i + 1:], n + 1
+            got.append(data)
+            n += data.count(b"\n")
             if n >= rf.head_lines:
                 return True
-            chunk = dec.unused_data if dec.eof else b""
-            if dec.eof:
-                dec = bz2.BZ2Decompressor()  # multi-stream bz2 (pbzip2)
+            chunk, dec = (dec.unused_data, bz2.BZ2Decompressor()) if dec.eof else (b"", dec)  # multi-stream (pbzip2)
         return False
 
     try:
@@ -498,8 +490,11 @@ def _stream_head(rf: RemoteFile, origin: str, out: Path) -> None:
         if isinstance(exc, requests.RequestException):
             raise
         raise DatasetError(f"cannot read the head of {rf.mirror_path} from {origin}: {exc}") from None
-    try:  # a file shorter than head_lines: all of it, its last line unterminated or not
-        out.write_bytes(b"".join(lines) + (buf if n < rf.head_lines else b""))
+    head = b"".join(got)
+    if n >= rf.head_lines:  # else a file shorter than head_lines: all of it, its last line unterminated or not
+        head = b"\n".join(head.split(b"\n", rf.head_lines)[:rf.head_lines]) + b"\n"
+    try:
+        out.write_bytes(head)
     except OSError as exc:
         raise _disk_error(out, exc) from None
 
@@ -554,10 +549,8 @@ def stage_file(rf: RemoteFile, area: Path, progress: Optional[bool] = None,
 
 
 def _processor(rf: RemoteFile):
-    if rf.unpack == "zip":
-        return pooch.Unzip(members=list(rf.members) if rf.members else None)
-    if rf.unpack == "tar":
-        return pooch.Untar(members=list(rf.members) if rf.members else None)
+    if rf.unpack in ("zip", "tar"):
+        return (pooch.Unzip if rf.unpack == "zip" else pooch.Untar)(members=list(rf.members) if rf.members else None)
     if rf.unpack in ("bz2", "gz"):
         return pooch.Decompress(method=rf.unpack)
     return None
