@@ -242,12 +242,6 @@ def require(names: list[str]) -> None:
         raise DatasetError(f"{len(bad)} dataset(s) cannot be had here: " + " | ".join(bad))
 
 
-def _progress(progress: Optional[bool]) -> bool:
-    if progress is None:
-        return sys.stderr.isatty()
-    return progress
-
-
 def _checksum_error(rf: RemoteFile, actual: str, origin: str) -> DatasetError:
     """What became of the bad bytes: a download's copy is removed; a file the user put in the cache by hand, gave as
     dataset.path or keeps in a mirror folder is the user's and stays where it is (the message says where)."""
@@ -365,7 +359,7 @@ def _open(url: str, rf: RemoteFile, headers: dict, attempt: int) -> Optional[req
     return resp
 
 
-def _download(rf: RemoteFile, url: str, dest: Path, progress: bool) -> None:
+def _download(rf: RemoteFile, url: str, dest: Path) -> None:
     """`url` -> `dest`, retried on transient failures, resumed with a Range request where a partial exists and the
     server answers 206 (a 200 restarts from zero). A large interrupted transfer stays in <cache>/.partial."""
     part = cache_dir() / PARTIAL / (rf.mirror_path + (".zip" if rf.member and url == rf.url else ""))
@@ -499,8 +493,7 @@ def _stream_head(rf: RemoteFile, origin: str, out: Path) -> None:
         raise _disk_error(out, exc) from None
 
 
-def stage_file(rf: RemoteFile, area: Path, progress: Optional[bool] = None,
-               source: Optional[Path] = None) -> list[Path]:
+def stage_file(rf: RemoteFile, area: Path, source: Optional[Path] = None) -> list[Path]:
     """Bring `rf` into the staging folder `area` (same layout as the cache), check its hash, unpack it there;
     returns the staged paths a parser receives. `source`: a local file named for it (dataset.path)."""
     staged = area / rf.mirror_path
@@ -515,11 +508,11 @@ def stage_file(rf: RemoteFile, area: Path, progress: Optional[bool] = None,
         if is_url(origin):
             if rf.member and origin == rf.url:  # the canonical URL serves a zip around the file
                 zpath = staged.with_name(staged.name + ".download.zip")
-                _download(rf, origin, zpath, _progress(progress))
+                _download(rf, origin, zpath)
                 _extract_member(rf, zpath, staged)
                 zpath.unlink()
             else:
-                _download(rf, origin, staged, _progress(progress))
+                _download(rf, origin, staged)
         else:
             src = Path(origin)
             if not src.is_file():
@@ -609,15 +602,14 @@ def commit_file(rf: RemoteFile, area: Path) -> list[Path]:
     return unpacked
 
 
-def fetch_file(rf: RemoteFile, progress: Optional[bool] = None, name: Optional[str] = None,
-               force: bool = False) -> list[Path]:
+def fetch_file(rf: RemoteFile, name: Optional[str] = None) -> list[Path]:
     """Local paths for `rf` (fetched, verified and unpacked on first use). No parsing here: a file the
     registry has no hash for should come through load_spec, which parses it before it is cached."""
-    if not force and usable(rf, name):
+    if usable(rf, name):
         return unpacked_paths(rf)
     writable_cache()
     with cache.staging_area(cache_dir()) as area:
-        stage_file(rf, area, progress)
+        stage_file(rf, area)
         return commit_file(rf, area)
 
 

@@ -9,26 +9,15 @@ import numpy as np
 
 from . import cache
 from .datasets import Dataset, DatasetError, DatasetSpec, shipped_path
-from .fetch import (cache_dir, commit_file, fetch_file, files_of, record_path, stage_file, unpacked_paths, usable,
-                    writable_cache)
+from .fetch import cache_dir, commit_file, files_of, record_path, stage_file, unpacked_paths, usable, writable_cache
 
 
-def spec_paths(spec: DatasetSpec, progress: Optional[bool] = None) -> list[Path]:
-    if spec.shipped:
-        return [shipped_path(p) for p in spec.shipped]
-    paths: list[Path] = []
-    for rf in files_of(spec):
-        paths.extend(fetch_file(rf, progress=progress, name=spec.name))
-    return paths
-
-
-def parse_fetched(spec: DatasetSpec, progress: Optional[bool] = None, force: bool = False,
-                  sources: Optional[dict[str, Path]] = None) -> Dataset:
+def parse_fetched(spec: DatasetSpec, force: bool = False, sources: Optional[dict[str, Path]] = None) -> Dataset:
     """Parse `spec`'s files; files that are not cached yet (or all, with force; or those given a local file in
     `sources`, by mirror path) are staged, parsed and shape-checked in the staging folder and only then moved into
     the cache (see cache.py). When everything is cached, nothing is created in the cache (it may be read-only)."""
     if spec.shipped:
-        return parse(spec, spec_paths(spec, progress))
+        return parse(spec, [shipped_path(p) for p in spec.shipped])
     sources = sources or {}
     # each file, or the registered copy that stands for it here; a local file given for a path is that path's own form
     chosen = files_of(spec)
@@ -45,7 +34,7 @@ def parse_fetched(spec: DatasetSpec, progress: Optional[bool] = None, force: boo
         paths = []
         for rf in files:
             if rf in todo:
-                paths.extend(stage_file(rf, area, progress, source=sources.get(rf.mirror_path)))
+                paths.extend(stage_file(rf, area, source=sources.get(rf.mirror_path)))
             else:
                 paths.extend(unpacked_paths(rf))
         ds = parse(spec, paths)
