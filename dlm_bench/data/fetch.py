@@ -573,8 +573,7 @@ def _checked(rf: RemoteFile, rec: Path, name: str | None) -> bool:
         if actual != rf.known_hash:
             raise DatasetError(f"{rec} does not match the registry ({actual}, expected {rf.known_hash}); "
                                f"{cache.refetch_hint(name)}")
-        cache.try_write_sidecar(rec, unpacked_paths(rf) if rf.unpack else [],
-                                sha256=rf.sha256 if rf.algorithm == "sha256" else None)
+        cache.try_write_sidecar(rec, unpacked_paths(rf) if rf.unpack else [], sha256=rf.sha256)
     return True
 
 

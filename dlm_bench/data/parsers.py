@@ -6,6 +6,7 @@ pandas and scipy are imported by the readers that use them: the dataset registry
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import struct
 from pathlib import Path
@@ -52,13 +53,7 @@ def load_mat(path: Path, **kw) -> dict:
 
 def read_libsvm(path: Path, n_features: int, max_rows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """LIBSVM sparse text ("label idx:val ..." with 1-based idx) -> dense float64 X, y."""
-    opener = open
-    if str(path).endswith(".bz2"):
-        import bz2
-
-        opener = bz2.open
-    elif str(path).endswith(".gz"):
-        opener = gzip.open
+    opener = {".bz2": bz2.open, ".gz": gzip.open}.get(Path(path).suffix, open)
     labels, rows, cols, vals = [], [], [], []
     with opener(path, "rt") as f:
         for i, line in enumerate(f):

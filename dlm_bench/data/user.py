@@ -13,6 +13,7 @@ column per value); values so large that their variance overflows float64 (1e300:
 
 from __future__ import annotations
 
+import collections
 import csv
 import os
 import re
@@ -113,9 +114,7 @@ def _declared(cfg) -> list[str]:
 
 def check_header(names: list[str], target: str, where: str) -> None:
     """Duplicate column names, or a second column named like the target (differing in case or spaces)."""
-    seen: dict[str, int] = {}
-    for n in names:
-        seen[n.strip()] = seen.get(n.strip(), 0) + 1
+    seen = collections.Counter(n.strip() for n in names)
     dups = [n for n, k in seen.items() if k > 1]
     if dups:
         what = ", ".join(f"{n!r} ({seen[n]} times)" for n in dups)
