@@ -37,19 +37,15 @@ def matrix(paths, target: int, columns: list[str] | None = None):
 
 
 @parser
-def snelson(paths):
-    x = P.read_matrix(paths[0])
-    y = P.read_matrix(paths[1])
-    return x, y[:, 0], ["x"]
+def xy_files(paths, columns: list[str] | None = None):
+    """(inputs, targets) file pairs, pooled in catalogue order. fgp ships a train/test split; the papers pool it
+    (train rows first) and draw their own splits."""
+    X = np.vstack([P.read_matrix(p) for p in paths[0::2]])
+    y = np.concatenate([P.read_matrix(p)[:, 0] for p in paths[1::2]])
+    return X, y, columns or [f"x{i + 1}" for i in range(X.shape[1])]
 
 
 # --------------------------------------------------------------------------- regression
-@parser
-def fgp_pair(paths):
-    """fgp ships a train/test split; the papers pool it (train rows first) and draw their own splits."""
-    X = np.vstack([P.read_matrix(paths[0]), P.read_matrix(paths[2])])
-    y = np.concatenate([P.read_matrix(paths[1])[:, 0], P.read_matrix(paths[3])[:, 0]])
-    return X, y, [f"x{i + 1}" for i in range(X.shape[1])]
 
 
 @parser
@@ -112,19 +108,14 @@ def yearpred_fp(paths):
 
 @parser
 def libsvm(paths, n_features: int, binary: bool = False, max_rows: int | None = None):
-    """A LIBSVM sparse file; binary: labels {-1, +1} -> {0, 1}."""
-    X, y = P.read_libsvm(paths[0], n_features, max_rows=max_rows)
+    """LIBSVM sparse files, pooled in catalogue order; binary: labels {-1, +1} -> {0, 1}. madelon_fp (FP supp.
+    Table 1: madelon 2600 = NIPS 2003 training (2000) + validation (600) rows) pools LIBSVM's madelon and
+    madelon.t (the validation set), training rows first."""
+    parts = [P.read_libsvm(p, n_features, max_rows=max_rows) for p in paths]
+    X, y = parts[0] if len(parts) == 1 else (np.vstack([X for X, _ in parts]), np.concatenate([y for _, y in parts]))
     if binary:
         y = (y > 0).astype(np.float64)
     return X, y, [f"f{i + 1}" for i in range(n_features)]
-
-
-@parser
-def madelon_fp(paths):
-    """FP supp. Table 1: madelon 2600 = NIPS 2003 training (2000) + validation (600) rows; LIBSVM's madelon.t is
-    the validation set. Training rows first."""
-    (Xa, ya), (Xb, yb) = P.read_libsvm(paths[0], 500), P.read_libsvm(paths[1], 500)
-    return np.vstack([Xa, Xb]), (np.concatenate([ya, yb]) > 0).astype(np.float64), [f"f{i + 1}" for i in range(500)]
 
 
 # FP supp. Table 1 (read at parse time, so the fixture tests can shrink the row count)
