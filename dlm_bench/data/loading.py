@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Optional
 
@@ -23,25 +24,16 @@ def parse_fetched(spec: DatasetSpec, force: bool = False, sources: Optional[dict
     chosen = files_of(spec)
     files = tuple(rf if rf.mirror_path in sources else c for rf, c in zip(spec.files, chosen))
     todo = [rf for rf in files if force or rf.mirror_path in sources or not usable(rf, spec.name)]
-    if not todo:
-        ds = parse(spec, [p for rf in files for p in unpacked_paths(rf)])
-        for rf in files:
-            if cache.read_sidecar(record_path(rf)) is None:  # no registry hash: recorded once it parsed
-                cache.try_write_sidecar(record_path(rf), unpacked_paths(rf) if rf.unpack else [])
-        return ds
-    writable_cache()
-    with cache.staging_area(cache_dir()) as area:
-        paths = []
-        for rf in files:
-            if rf in todo:
-                paths.extend(stage_file(rf, area, source=sources.get(rf.mirror_path)))
-            else:
-                paths.extend(unpacked_paths(rf))
-        ds = parse(spec, paths)
+    if todo:
+        writable_cache()
+    with cache.staging_area(cache_dir()) if todo else contextlib.nullcontext() as area:
+        paths = [stage_file(rf, area, source=sources.get(rf.mirror_path)) if rf in todo else unpacked_paths(rf)
+                 for rf in files]
+        ds = parse(spec, [p for ps in paths for p in ps])
         for rf in files:
             if rf in todo:
                 commit_file(rf, area)
-            elif cache.read_sidecar(record_path(rf)) is None:
+            elif cache.read_sidecar(record_path(rf)) is None:  # no registry hash: recorded once it parsed
                 cache.try_write_sidecar(record_path(rf), unpacked_paths(rf) if rf.unpack else [])
     return ds
 
