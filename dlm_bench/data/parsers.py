@@ -29,19 +29,13 @@ def read_matrix(path: Path, sep: str | None = None) -> np.ndarray:
 
 def read_lgm_mat(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """rsheth80/lgm_fp_inf test problems: struct `data` with xt (N x D, maybe sparse) and yt (N)."""
-    import scipy.io
     import scipy.sparse
 
-    m = scipy.io.loadmat(path, squeeze_me=True, struct_as_record=False)
-    data = m["data"]
+    data = load_mat(path, squeeze_me=True, struct_as_record=False)["data"]
     X = data.xt
     if scipy.sparse.issparse(X):
         X = X.toarray()
     return np.asarray(X, dtype=np.float64), np.asarray(data.yt, dtype=np.float64).reshape(-1)
-
-
-def read_mat_variable(path: Path, name: str) -> np.ndarray:
-    return np.asarray(load_mat(path)[name])
 
 
 def load_mat(path: Path, **kw) -> dict:

@@ -75,7 +75,7 @@ def sarcos(paths, variables: list[str], dedup: bool = False):
     (`variables`, one per file) are pooled (train rows first), as the DLM and PAC-GP papers do. The GPML test file
     repeats training rows (docs/datasets.md), so random splits of the pool put the same row on both sides;
     dedup=True (sarcos_dedup) drops exact duplicate rows (all 28 columns) of the pool before any split."""
-    t = np.vstack([P.read_mat_variable(p, v) for p, v in zip(paths, variables)]).astype(np.float64)
+    t = np.vstack([np.asarray(P.load_mat(p)[v]) for p, v in zip(paths, variables)]).astype(np.float64)
     if dedup:
         t = t[first_unique(t)]
     return t[:, :21], t[:, 21], SARCOS_COLUMNS
