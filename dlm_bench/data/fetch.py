@@ -147,9 +147,7 @@ def record_path(rf: RemoteFile) -> Path:
 
 
 def is_cached(rf: RemoteFile) -> bool:
-    if rf.head_lines:
-        return head_path(rf).is_file()
-    return cached_path(rf).is_file() and all(p.is_file() for p in unpacked_paths(rf))
+    return record_path(rf).is_file() and all(p.is_file() for p in unpacked_paths(rf))
 
 
 def hand_placed(rf: RemoteFile) -> Optional[Path]:
@@ -473,10 +471,7 @@ def _stream_head(rf: RemoteFile, origin: str, out: Path) -> None:
                         raise _offline_error(rf, origin, f"transfer interrupted after {n} lines") from None
                     time.sleep(BACKOFF_S * 2**attempt)
         else:
-            src = Path(origin)
-            if not src.is_file():
-                raise _offline_error(rf, origin, "no such file in the mirror directory")
-            with open(src, "rb") as f:
+            with open(origin, "rb") as f:
                 for block in iter(lambda: f.read(CHUNK), b""):
                     if feed(block):
                         break
@@ -500,6 +495,8 @@ def stage_file(rf: RemoteFile, area: Path, source: Optional[Path] = None) -> lis
     staged.parent.mkdir(parents=True, exist_ok=True)
     local = source if source is not None else hand_placed(rf)
     origin = str(local) if local is not None else source_of(rf)
+    if not is_url(origin) and not Path(origin).is_file():
+        raise _offline_error(rf, origin, "no such file in the mirror directory")
     if rf.head_lines:
         out = area / head_path(rf).relative_to(cache_dir())
         _stream_head(rf, origin, out)
@@ -515,8 +512,6 @@ def stage_file(rf: RemoteFile, area: Path, source: Optional[Path] = None) -> lis
                 _download(rf, origin, staged)
         else:
             src = Path(origin)
-            if not src.is_file():
-                raise _offline_error(rf, origin, "no such file in the mirror directory")
             if rf.member and src.name != rf.fname and zipfile.is_zipfile(src):
                 _extract_member(rf, src, staged)
             else:
