@@ -281,20 +281,10 @@ def bank(paths, bins: int):
 def savigp_splits(paths, onehot_classes: int = 0):
     """SAVIGP's split files stacked (train_1, test_1, train_2, ...): first column y (or `onehot_classes` one-hot
     columns), then X; each (train_k, test_k) pair becomes one fixed split."""
-    Xs, ys, splits, start = [], [], [], 0
-    for tr, te in zip(paths[0::2], paths[1::2]):
-        idx = []
-        for p in (tr, te):
-            t = P.read_matrix(p, sep=",")
-            t = t[:, ~np.isnan(t).all(axis=0)]  # trailing commas
-            if onehot_classes:
-                ys.append(t[:, :onehot_classes].argmax(axis=1).astype(np.float64))
-                Xs.append(t[:, onehot_classes:])
-            else:
-                ys.append(t[:, 0])
-                Xs.append(t[:, 1:])
-            idx.append(np.arange(start, start + len(t)))
-            start += len(t)
-        splits.append((idx[0], idx[1]))
-    X = np.vstack(Xs)
-    return X, np.concatenate(ys), [f"x{i + 1}" for i in range(X.shape[1])], splits
+    tables = [P.read_matrix(p, sep=",") for p in paths]
+    t = np.vstack([a[:, ~np.isnan(a).all(axis=0)] for a in tables])  # trailing commas
+    y = t[:, :onehot_classes].argmax(axis=1).astype(np.float64) if onehot_classes else t[:, 0]
+    X = t[:, max(onehot_classes, 1):]
+    ends = np.cumsum([len(a) for a in tables])
+    rows = [np.arange(end - len(a), end) for a, end in zip(tables, ends)]
+    return X, y, [f"x{i + 1}" for i in range(X.shape[1])], list(zip(rows[0::2], rows[1::2]))
