@@ -111,10 +111,7 @@ def unlzw(data: bytes) -> bytes:
         nbits -= bits
         if block and code == 256:
             table = table[:257]
-            # skip to the end of the current group of `bits` codes
-            consumed = pos - group_start
-            pad = (-consumed) % bits
-            pos += pad
+            pos += (group_start - pos) % bits  # skip to the end of the current group of `bits` codes
             bitbuf, nbits, bits, prev = 0, 0, 9, None
             group_start = pos
             continue
@@ -130,9 +127,7 @@ def unlzw(data: bytes) -> bytes:
         out += entry
         prev = entry
         if len(table) >= (1 << bits) and bits < maxbits:
-            consumed = pos - group_start
-            pad = (-consumed) % bits
-            pos += pad
+            pos += (group_start - pos) % bits  # the same skip at a width change
             bitbuf, nbits = 0, 0
             bits += 1
             group_start = pos
