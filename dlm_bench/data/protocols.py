@@ -105,9 +105,7 @@ def pac_split(n: int, seed: int, train_frac: float = 0.8, train_size: int | None
         return Split(_take_train(train, train_size), _empty(), np.setdiff1d(rows, train))
     if not 0 < train_frac < 1:
         raise DatasetError(f"bad protocol.train_frac={train_frac}")
-    perm = np.random.default_rng(seed).permutation(n)
-    n_train = int(round(train_frac * n))
-    return Split(_take_train(perm[:n_train], train_size), _empty(), perm[n_train:])
+    return dlm_regression_split(n, seed, train_frac, val_frac=0.0, train_size=train_size)  # the same draw, no val part
 
 
 def savigp_split(dataset: Dataset, seed: int) -> Split:
