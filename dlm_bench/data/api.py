@@ -13,16 +13,15 @@ from .large import load_large
 from .loading import parse_fetched
 
 
-def load_spec(spec: DatasetSpec, progress: Optional[bool] = None, force: bool = False,
-              sources: Optional[dict[str, Path]] = None) -> Dataset:
+def load_spec(spec: DatasetSpec, force: bool = False, sources: Optional[dict[str, Path]] = None) -> Dataset:
     if spec.large:
-        return load_large(spec, progress=progress, force=force, sources=sources)
-    return parse_fetched(spec, progress=progress, force=force, sources=sources)
+        return load_large(spec, force=force, sources=sources)
+    return parse_fetched(spec, force=force, sources=sources)
 
 
-def load_dataset(name: str, progress: Optional[bool] = None, path=None) -> Dataset:
+def load_dataset(name: str, path=None) -> Dataset:
     spec = get_spec(name)
-    return load_spec(spec, progress=progress, sources=local_sources(spec, path) if path else None)
+    return load_spec(spec, sources=local_sources(spec, path) if path else None)
 
 
 def local_sources(spec: DatasetSpec, path) -> dict[str, Path]:
@@ -82,8 +81,7 @@ def dataset_size(dataset_cfg) -> int:
     return _SIZE_MEMO[key]
 
 
-def fetch(names: Union[list[str], str], progress: Optional[bool] = None, force: bool = False,
-          large: bool = False) -> list[tuple[str, bool, str]]:
+def fetch(names: Union[list[str], str], force: bool = False, large: bool = False) -> list[tuple[str, bool, str]]:
     """`dlm-bench fetch NAME... | --all [--large] [--force]`: fetch (and for large sets convert) each dataset;
     force: fetch again even if cached. With "all", a dataset that needs a multi-GB download (large_download in
     catalog.yaml) is left out unless `large`, and reported as skipped. Returns (name, ok, one-line message) per
@@ -104,7 +102,7 @@ def fetch(names: Union[list[str], str], progress: Optional[bool] = None, force: 
                 mb = ", ".join(f"{rf.fname} ~{rf.size_mb:,.0f} MB" if rf.size_mb else rf.fname for rf in heavy)
                 out.append((name, True, f"skipped: multi-GB download ({mb}); fetch it by name or with --all --large"))
                 continue
-            ds = load_spec(spec, progress=progress, force=force)
+            ds = load_spec(spec, force=force)
             out.append((name, True, f"{ds.X.shape[0]} x {ds.X.shape[1]} in {cache_dir()}"))
         except DatasetError as exc:
             out.append((name, False, str(exc)))

@@ -43,37 +43,27 @@ class Availability:
 
 
 def head_size(url: str) -> tuple[bool, Optional[int], str]:
-    """(reachable, Content-Length, why not) of a URL, one HEAD request (redirects followed), no retries. A server
-    that answers HEAD with an error (501 Not Implemented, 405, 403) is asked again with a GET of the first byte,
-    as fetch would download it: a mirror that serves GET only is reachable."""
+    """(reachable, size, why not) of a URL, one HEAD request (redirects followed), no retries. A server that answers
+    HEAD with an error (501 Not Implemented, 405, 403) is asked again with a GET of the first byte (the body is not
+    read), as fetch would download it: a mirror that serves GET only is reachable. The size is Content-Length, or
+    for a 206 answer the total of Content-Range."""
     import requests
 
-    try:
-        r = requests.head(url, allow_redirects=True, timeout=HEAD_TIMEOUT_S)
-    except requests.RequestException as exc:
-        why = "no connection" if isinstance(exc, requests.ConnectionError) else type(exc).__name__
-        return False, None, why
-    if r.status_code >= 400:
-        return _ranged_get_size(url, f"HTTP {r.status_code} to HEAD")
-    length = r.headers.get("Content-Length")
-    return True, int(length) if length and length.isdigit() else None, ""
-
-
-def _ranged_get_size(url: str, head_said: str) -> tuple[bool, Optional[int], str]:
-    """head_size's second try: GET bytes 0-0 (the body is not read); the size from Content-Range (206) or
-    Content-Length (200, a server that ignores Range)."""
-    import requests
-
-    try:
-        with requests.get(url, stream=True, headers={"Range": "bytes=0-0"}, timeout=HEAD_TIMEOUT_S) as r:
-            if r.status_code >= 400:
-                return False, None, f"{head_said}, HTTP {r.status_code} to GET"
-            total = r.headers.get("Content-Range", "").rpartition("/")[2]
-            length = total if r.status_code == 206 else r.headers.get("Content-Length")
-            return True, int(length) if length and length.isdigit() else None, ""
-    except requests.RequestException as exc:
-        why = "no connection" if isinstance(exc, requests.ConnectionError) else type(exc).__name__
-        return False, None, f"{head_said}, {why} to GET"
+    said = ""  # the errors answered so far
+    for method, headers in (("HEAD", {}), ("GET", {"Range": "bytes=0-0"})):
+        try:
+            with requests.request(method, url, headers=headers, stream=True, allow_redirects=True,
+                                  timeout=HEAD_TIMEOUT_S) as r:
+                if r.status_code >= 400:
+                    said += f"{', ' if said else ''}HTTP {r.status_code} to {method}"
+                    continue
+                total = r.headers.get("Content-Range", "").rpartition("/")[2]
+                length = total if r.status_code == 206 else r.headers.get("Content-Length")
+                return True, int(length) if length and length.isdigit() else None, ""
+        except requests.RequestException as exc:
+            why = "no connection" if isinstance(exc, requests.ConnectionError) else type(exc).__name__
+            return False, None, f"{said}, {why} to {method}" if said else why
+    return False, None, said
 
 
 def _add(total: Optional[int], size: Optional[int]) -> Optional[int]:

@@ -147,9 +147,7 @@ def record_path(rf: RemoteFile) -> Path:
 
 
 def is_cached(rf: RemoteFile) -> bool:
-    if rf.head_lines:
-        return head_path(rf).is_file()
-    return cached_path(rf).is_file() and all(p.is_file() for p in unpacked_paths(rf))
+    return record_path(rf).is_file() and all(p.is_file() for p in unpacked_paths(rf))
 
 
 def hand_placed(rf: RemoteFile) -> Optional[Path]:
@@ -223,17 +221,6 @@ def _missing_source(rf: RemoteFile) -> Optional[str]:
     return None if rf.url else "no URL known"
 
 
-def download_mb(name: str) -> Optional[float]:
-    """MB that fetching `name` would download now (0.0 when nothing; None when a size is unknown; a streamed head
-    counts as unknown)."""
-    spec = get_spec(name)
-    if spec.shipped or status(spec) != "not cached" or mirror():
-        return 0.0
-    todo = [rf for rf in files_of(spec) if not is_cached(rf) and hand_placed(rf) is None]
-    sizes = [None if rf.head_lines else rf.size_mb for rf in todo]
-    return None if any(x is None for x in sizes) else float(sum(sizes))
-
-
 def require(names: list[str]) -> None:
     """Raise ONE DatasetError naming every dataset in `names` that cannot be had now (see availability: "no known
     source"), each with how to provide its missing files; return None when every one is shipped, cached, placed
@@ -251,12 +238,6 @@ def require(names: list[str]) -> None:
             bad.append(f"{name}: " + "; ".join(how))
     if bad:
         raise DatasetError(f"{len(bad)} dataset(s) cannot be had here: " + " | ".join(bad))
-
-
-def _progress(progress: Optional[bool]) -> bool:
-    if progress is None:
-        return sys.stderr.isatty()
-    return progress
 
 
 def _checksum_error(rf: RemoteFile, actual: str, origin: str) -> DatasetError:
@@ -376,7 +357,7 @@ def _open(url: str, rf: RemoteFile, headers: dict, attempt: int) -> Optional[req
     return resp
 
 
-def _download(rf: RemoteFile, url: str, dest: Path, progress: bool) -> None:
+def _download(rf: RemoteFile, url: str, dest: Path) -> None:
     """`url` -> `dest`, retried on transient failures, resumed with a Range request where a partial exists and the
     server answers 206 (a 200 restarts from zero). A large interrupted transfer stays in <cache>/.partial."""
     part = cache_dir() / PARTIAL / (rf.mirror_path + (".zip" if rf.member and url == rf.url else ""))
@@ -459,25 +440,17 @@ def _stream_head(rf: RemoteFile, origin: str, out: Path) -> None:
     """The first rf.head_lines lines of a bz2 file (local or over HTTP), decompressed as they arrive; the
     transfer is stopped there, so a multi-GB file costs only the bytes before that line."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    dec, lines, n = bz2.BZ2Decompressor(), [], 0
-    buf = b""
+    dec, got, n = bz2.BZ2Decompressor(), [], 0  # n: line ends decompressed so far
 
     def feed(chunk: bytes) -> bool:
-        nonlocal dec, buf, n
+        nonlocal dec, n
         while chunk:
             data = dec.decompress(chunk)
-            buf += data
-            while n < rf.head_lines:
-                i = buf.find(b"\n")
-                if i < 0:
-                    break
-                lines.append(buf[: i + 1])
-                buf, n = buf[i + 1:], n + 1
+            got.append(data)
+            n += data.count(b"\n")
             if n >= rf.head_lines:
                 return True
-            chunk = dec.unused_data if dec.eof else b""
-            if dec.eof:
-                dec = bz2.BZ2Decompressor()  # multi-stream bz2 (pbzip2)
+            chunk, dec = (dec.unused_data, bz2.BZ2Decompressor()) if dec.eof else (b"", dec)  # multi-stream (pbzip2)
         return False
 
     try:
@@ -498,10 +471,7 @@ def _stream_head(rf: RemoteFile, origin: str, out: Path) -> None:
                         raise _offline_error(rf, origin, f"transfer interrupted after {n} lines") from None
                     time.sleep(BACKOFF_S * 2**attempt)
         else:
-            src = Path(origin)
-            if not src.is_file():
-                raise _offline_error(rf, origin, "no such file in the mirror directory")
-            with open(src, "rb") as f:
+            with open(origin, "rb") as f:
                 for block in iter(lambda: f.read(CHUNK), b""):
                     if feed(block):
                         break
@@ -509,20 +479,24 @@ def _stream_head(rf: RemoteFile, origin: str, out: Path) -> None:
         if isinstance(exc, requests.RequestException):
             raise
         raise DatasetError(f"cannot read the head of {rf.mirror_path} from {origin}: {exc}") from None
-    try:  # a file shorter than head_lines: all of it, its last line unterminated or not
-        out.write_bytes(b"".join(lines) + (buf if n < rf.head_lines else b""))
+    head = b"".join(got)
+    if n >= rf.head_lines:  # else a file shorter than head_lines: all of it, its last line unterminated or not
+        head = b"\n".join(head.split(b"\n", rf.head_lines)[:rf.head_lines]) + b"\n"
+    try:
+        out.write_bytes(head)
     except OSError as exc:
         raise _disk_error(out, exc) from None
 
 
-def stage_file(rf: RemoteFile, area: Path, progress: Optional[bool] = None,
-               source: Optional[Path] = None) -> list[Path]:
+def stage_file(rf: RemoteFile, area: Path, source: Optional[Path] = None) -> list[Path]:
     """Bring `rf` into the staging folder `area` (same layout as the cache), check its hash, unpack it there;
     returns the staged paths a parser receives. `source`: a local file named for it (dataset.path)."""
     staged = area / rf.mirror_path
     staged.parent.mkdir(parents=True, exist_ok=True)
     local = source if source is not None else hand_placed(rf)
     origin = str(local) if local is not None else source_of(rf)
+    if not is_url(origin) and not Path(origin).is_file():
+        raise _offline_error(rf, origin, "no such file in the mirror directory")
     if rf.head_lines:
         out = area / head_path(rf).relative_to(cache_dir())
         _stream_head(rf, origin, out)
@@ -531,15 +505,13 @@ def stage_file(rf: RemoteFile, area: Path, progress: Optional[bool] = None,
         if is_url(origin):
             if rf.member and origin == rf.url:  # the canonical URL serves a zip around the file
                 zpath = staged.with_name(staged.name + ".download.zip")
-                _download(rf, origin, zpath, _progress(progress))
+                _download(rf, origin, zpath)
                 _extract_member(rf, zpath, staged)
                 zpath.unlink()
             else:
-                _download(rf, origin, staged, _progress(progress))
+                _download(rf, origin, staged)
         else:
             src = Path(origin)
-            if not src.is_file():
-                raise _offline_error(rf, origin, "no such file in the mirror directory")
             if rf.member and src.name != rf.fname and zipfile.is_zipfile(src):
                 _extract_member(rf, src, staged)
             else:
@@ -565,10 +537,8 @@ def stage_file(rf: RemoteFile, area: Path, progress: Optional[bool] = None,
 
 
 def _processor(rf: RemoteFile):
-    if rf.unpack == "zip":
-        return pooch.Unzip(members=list(rf.members) if rf.members else None)
-    if rf.unpack == "tar":
-        return pooch.Untar(members=list(rf.members) if rf.members else None)
+    if rf.unpack in ("zip", "tar"):
+        return (pooch.Unzip if rf.unpack == "zip" else pooch.Untar)(members=list(rf.members) if rf.members else None)
     if rf.unpack in ("bz2", "gz"):
         return pooch.Decompress(method=rf.unpack)
     return None
@@ -598,8 +568,7 @@ def _checked(rf: RemoteFile, rec: Path, name: str | None) -> bool:
         if actual != rf.known_hash:
             raise DatasetError(f"{rec} does not match the registry ({actual}, expected {rf.known_hash}); "
                                f"{cache.refetch_hint(name)}")
-        cache.try_write_sidecar(rec, unpacked_paths(rf) if rf.unpack else [],
-                                sha256=rf.sha256 if rf.algorithm == "sha256" else None)
+        cache.try_write_sidecar(rec, unpacked_paths(rf) if rf.unpack else [], sha256=rf.sha256)
     return True
 
 
@@ -627,15 +596,14 @@ def commit_file(rf: RemoteFile, area: Path) -> list[Path]:
     return unpacked
 
 
-def fetch_file(rf: RemoteFile, progress: Optional[bool] = None, name: Optional[str] = None,
-               force: bool = False) -> list[Path]:
+def fetch_file(rf: RemoteFile, name: Optional[str] = None) -> list[Path]:
     """Local paths for `rf` (fetched, verified and unpacked on first use). No parsing here: a file the
     registry has no hash for should come through load_spec, which parses it before it is cached."""
-    if not force and usable(rf, name):
+    if usable(rf, name):
         return unpacked_paths(rf)
     writable_cache()
     with cache.staging_area(cache_dir()) as area:
-        stage_file(rf, area, progress)
+        stage_file(rf, area)
         return commit_file(rf, area)
 
 

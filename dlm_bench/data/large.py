@@ -15,8 +15,7 @@ from .fetch import processed_path, writable_cache
 from .loading import parse_fetched
 
 
-def load_large(spec: DatasetSpec, progress: Optional[bool] = None, force: bool = False,
-               sources: Optional[dict[str, Path]] = None) -> Dataset:
+def load_large(spec: DatasetSpec, force: bool = False, sources: Optional[dict[str, Path]] = None) -> Dataset:
     path = processed_path(spec)
     if path.is_file() and not force and not sources:
         if not cache.quick_check(path, spec.name):
@@ -26,7 +25,7 @@ def load_large(spec: DatasetSpec, progress: Optional[bool] = None, force: bool =
         spec.check(X, y)
         return Dataset(spec.name, spec.task, X, y, names)
     writable_cache()
-    ds = parse_fetched(spec, progress=progress, force=force, sources=sources)
+    ds = parse_fetched(spec, force=force, sources=sources)
     names = np.array(ds.feature_names, dtype=str)
     atomic_write(path, lambda fh: np.savez(fh, X=ds.X, y=ds.y, names=names))
     cache.write_sidecar(path)

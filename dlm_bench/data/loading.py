@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Optional
 
@@ -9,50 +10,30 @@ import numpy as np
 
 from . import cache
 from .datasets import Dataset, DatasetError, DatasetSpec, shipped_path
-from .fetch import (cache_dir, commit_file, fetch_file, files_of, record_path, stage_file, unpacked_paths, usable,
-                    writable_cache)
+from .fetch import cache_dir, commit_file, files_of, record_path, stage_file, unpacked_paths, usable, writable_cache
 
 
-def spec_paths(spec: DatasetSpec, progress: Optional[bool] = None) -> list[Path]:
-    if spec.shipped:
-        return [shipped_path(p) for p in spec.shipped]
-    paths: list[Path] = []
-    for rf in files_of(spec):
-        paths.extend(fetch_file(rf, progress=progress, name=spec.name))
-    return paths
-
-
-def parse_fetched(spec: DatasetSpec, progress: Optional[bool] = None, force: bool = False,
-                  sources: Optional[dict[str, Path]] = None) -> Dataset:
+def parse_fetched(spec: DatasetSpec, force: bool = False, sources: Optional[dict[str, Path]] = None) -> Dataset:
     """Parse `spec`'s files; files that are not cached yet (or all, with force; or those given a local file in
     `sources`, by mirror path) are staged, parsed and shape-checked in the staging folder and only then moved into
     the cache (see cache.py). When everything is cached, nothing is created in the cache (it may be read-only)."""
     if spec.shipped:
-        return parse(spec, spec_paths(spec, progress))
+        return parse(spec, [shipped_path(p) for p in spec.shipped])
     sources = sources or {}
     # each file, or the registered copy that stands for it here; a local file given for a path is that path's own form
     chosen = files_of(spec)
     files = tuple(rf if rf.mirror_path in sources else c for rf, c in zip(spec.files, chosen))
     todo = [rf for rf in files if force or rf.mirror_path in sources or not usable(rf, spec.name)]
-    if not todo:
-        ds = parse(spec, [p for rf in files for p in unpacked_paths(rf)])
-        for rf in files:
-            if cache.read_sidecar(record_path(rf)) is None:  # no registry hash: recorded once it parsed
-                cache.try_write_sidecar(record_path(rf), unpacked_paths(rf) if rf.unpack else [])
-        return ds
-    writable_cache()
-    with cache.staging_area(cache_dir()) as area:
-        paths = []
-        for rf in files:
-            if rf in todo:
-                paths.extend(stage_file(rf, area, progress, source=sources.get(rf.mirror_path)))
-            else:
-                paths.extend(unpacked_paths(rf))
-        ds = parse(spec, paths)
+    if todo:
+        writable_cache()
+    with cache.staging_area(cache_dir()) if todo else contextlib.nullcontext() as area:
+        paths = [stage_file(rf, area, source=sources.get(rf.mirror_path)) if rf in todo else unpacked_paths(rf)
+                 for rf in files]
+        ds = parse(spec, [p for ps in paths for p in ps])
         for rf in files:
             if rf in todo:
                 commit_file(rf, area)
-            elif cache.read_sidecar(record_path(rf)) is None:
+            elif cache.read_sidecar(record_path(rf)) is None:  # no registry hash: recorded once it parsed
                 cache.try_write_sidecar(record_path(rf), unpacked_paths(rf) if rf.unpack else [])
     return ds
 

@@ -6,6 +6,7 @@ pandas and scipy are imported by the readers that use them: the dataset registry
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import struct
 from pathlib import Path
@@ -28,19 +29,13 @@ def read_matrix(path: Path, sep: str | None = None) -> np.ndarray:
 
 def read_lgm_mat(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """rsheth80/lgm_fp_inf test problems: struct `data` with xt (N x D, maybe sparse) and yt (N)."""
-    import scipy.io
     import scipy.sparse
 
-    m = scipy.io.loadmat(path, squeeze_me=True, struct_as_record=False)
-    data = m["data"]
+    data = load_mat(path, squeeze_me=True, struct_as_record=False)["data"]
     X = data.xt
     if scipy.sparse.issparse(X):
         X = X.toarray()
     return np.asarray(X, dtype=np.float64), np.asarray(data.yt, dtype=np.float64).reshape(-1)
-
-
-def read_mat_variable(path: Path, name: str) -> np.ndarray:
-    return np.asarray(load_mat(path)[name])
 
 
 def load_mat(path: Path, **kw) -> dict:
@@ -52,13 +47,7 @@ def load_mat(path: Path, **kw) -> dict:
 
 def read_libsvm(path: Path, n_features: int, max_rows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """LIBSVM sparse text ("label idx:val ..." with 1-based idx) -> dense float64 X, y."""
-    opener = open
-    if str(path).endswith(".bz2"):
-        import bz2
-
-        opener = bz2.open
-    elif str(path).endswith(".gz"):
-        opener = gzip.open
+    opener = {".bz2": bz2.open, ".gz": gzip.open}.get(Path(path).suffix, open)
     labels, rows, cols, vals = [], [], [], []
     with opener(path, "rt") as f:
         for i, line in enumerate(f):
@@ -122,10 +111,7 @@ def unlzw(data: bytes) -> bytes:
         nbits -= bits
         if block and code == 256:
             table = table[:257]
-            # skip to the end of the current group of `bits` codes
-            consumed = pos - group_start
-            pad = (-consumed) % bits
-            pos += pad
+            pos += (group_start - pos) % bits  # skip to the end of the current group of `bits` codes
             bitbuf, nbits, bits, prev = 0, 0, 9, None
             group_start = pos
             continue
@@ -141,9 +127,7 @@ def unlzw(data: bytes) -> bytes:
         out += entry
         prev = entry
         if len(table) >= (1 << bits) and bits < maxbits:
-            consumed = pos - group_start
-            pad = (-consumed) % bits
-            pos += pad
+            pos += (group_start - pos) % bits  # the same skip at a width change
             bitbuf, nbits = 0, 0
             bits += 1
             group_start = pos

@@ -14,6 +14,7 @@ normalisation statistics of the training rows.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Optional
 
@@ -104,9 +105,7 @@ def pac_split(n: int, seed: int, train_frac: float = 0.8, train_size: int | None
         return Split(_take_train(train, train_size), _empty(), np.setdiff1d(rows, train))
     if not 0 < train_frac < 1:
         raise DatasetError(f"bad protocol.train_frac={train_frac}")
-    perm = np.random.default_rng(seed).permutation(n)
-    n_train = int(round(train_frac * n))
-    return Split(_take_train(perm[:n_train], train_size), _empty(), perm[n_train:])
+    return dlm_regression_split(n, seed, train_frac, val_frac=0.0, train_size=train_size)  # the same draw, no val part
 
 
 def savigp_split(dataset: Dataset, seed: int) -> Split:
@@ -145,36 +144,27 @@ def check_split(split: Split, dataset: Dataset, protocol: str, wants_val: bool) 
             )
 
 
-def make_split(protocol_cfg, dataset: Dataset, seed: int) -> Split:
-    """The split named by `protocol_cfg.name`, with train-only normalisation statistics attached."""
-    name = protocol_cfg.name
-    n = len(dataset.y)
-    if name == "dlm_regression":
-        split = dlm_regression_split(
-            n, seed, train_frac=protocol_cfg.train_frac, val_frac=protocol_cfg.val_frac,
-            train_size=protocol_cfg.train_size, test_size=protocol_cfg.test_size,
-        )
-    elif name == "dlm_classification":
-        split = dlm_classification_split(
-            n, seed, val_frac=protocol_cfg.val_frac, train_size=protocol_cfg.train_size, test_size=protocol_cfg.test_size
-        )
-    elif name == "pac":
-        split = pac_split(n, seed, train_frac=protocol_cfg.train_frac, train_size=protocol_cfg.train_size,
-                          stride=getattr(protocol_cfg, "stride", None))
-    elif name == "savigp":
-        split = savigp_split(dataset, seed)
-    else:
-        raise DatasetError(f"unknown protocol {name!r}; valid choices: {', '.join(PROTOCOLS)}")
-    check_split(split, dataset, name, wants_val=name in ("dlm_regression", "dlm_classification") and protocol_cfg.val_frac > 0)
-    split.x_stats = Standardizer.fit(dataset.X[split.train], enabled=protocol_cfg.normalize_x)
-    regression = dataset.task == "regression"
-    split.y_stats = Standardizer.fit(dataset.y[split.train], enabled=protocol_cfg.normalize_y and regression)
-    return split
-
-
 PROTOCOLS = {
     "dlm_regression": dlm_regression_split,
     "dlm_classification": dlm_classification_split,
     "pac": pac_split,
     "savigp": savigp_split,
 }
+
+
+def make_split(protocol_cfg, dataset: Dataset, seed: int) -> Split:
+    """The split named by `protocol_cfg.name`, with train-only normalisation statistics attached. A split function's
+    keyword arguments (after n, seed) are protocol config keys of the same name; savigp reads the dataset's own."""
+    name = protocol_cfg.name
+    if name not in PROTOCOLS:
+        raise DatasetError(f"unknown protocol {name!r}; valid choices: {', '.join(PROTOCOLS)}")
+    if name == "savigp":
+        split = savigp_split(dataset, seed)
+    else:
+        keys = list(inspect.signature(PROTOCOLS[name]).parameters)[2:]
+        split = PROTOCOLS[name](len(dataset.y), seed, **{k: getattr(protocol_cfg, k, None) for k in keys})
+    check_split(split, dataset, name, wants_val=name in ("dlm_regression", "dlm_classification") and protocol_cfg.val_frac > 0)
+    split.x_stats = Standardizer.fit(dataset.X[split.train], enabled=protocol_cfg.normalize_x)
+    regression = dataset.task == "regression"
+    split.y_stats = Standardizer.fit(dataset.y[split.train], enabled=protocol_cfg.normalize_y and regression)
+    return split

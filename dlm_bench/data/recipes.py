@@ -28,39 +28,31 @@ def parser(fn: Callable) -> Callable:
 
 
 # --------------------------------------------------------------------------- shipped
-BOSTON_COLUMNS = "CRIM ZN INDUS CHAS NOX RM AGE DIS RAD TAX PTRATIO B LSTAT".split()
-
-
 @parser
-def boston(paths):
+def matrix(paths, target: int, columns: list[str] | None = None):
+    """A whitespace-separated numeric table: column `target` is y, the others X (named `columns`, else x1, x2, ...)."""
     t = P.read_matrix(paths[0])
-    return t[:, :13], t[:, 13], BOSTON_COLUMNS
+    X = np.delete(t, target, axis=1)
+    return X, t[:, target], columns or [f"x{i + 1}" for i in range(X.shape[1])]
 
 
 @parser
-def snelson(paths):
-    x = P.read_matrix(paths[0])
-    y = P.read_matrix(paths[1])
-    return x, y[:, 0], ["x"]
+def xy_files(paths, columns: list[str] | None = None):
+    """(inputs, targets) file pairs, pooled in catalogue order. fgp ships a train/test split; the papers pool it
+    (train rows first) and draw their own splits."""
+    X = np.vstack([P.read_matrix(p) for p in paths[0::2]])
+    y = np.concatenate([P.read_matrix(p)[:, 0] for p in paths[1::2]])
+    return X, y, columns or [f"x{i + 1}" for i in range(X.shape[1])]
 
 
 # --------------------------------------------------------------------------- regression
-@parser
-def fgp_pair(paths):
-    """fgp ships a train/test split; the papers pool it (train rows first) and draw their own splits."""
-    X = np.vstack([P.read_matrix(paths[0]), P.read_matrix(paths[2])])
-    y = np.concatenate([P.read_matrix(paths[1])[:, 0], P.read_matrix(paths[3])[:, 0]])
-    return X, y, [f"x{i + 1}" for i in range(X.shape[1])]
-
-
-CAL_COLUMNS = ["longitude", "latitude", "housing_median_age", "total_rooms", "total_bedrooms",
-               "population", "households", "median_income"]
 
 
 @parser
-def cadata(paths):
+def named_columns(paths, columns: list[str], target: str):
+    """A comma-separated table with a header: the named feature columns and target column."""
     df = P.read_table(paths[0], sep=",", header=0)
-    return df[CAL_COLUMNS].to_numpy(float), df["median_house_value"].to_numpy(float), CAL_COLUMNS
+    return df[columns].to_numpy(float), df[target].to_numpy(float), columns
 
 
 @parser
@@ -73,47 +65,32 @@ def lgm_mat(paths):
 SARCOS_COLUMNS = [f"{k}{j}" for k in ("pos", "vel", "acc") for j in range(1, 8)]
 
 
-def drop_duplicate_rows(t: np.ndarray) -> np.ndarray:
-    """The rows of `t` with exact duplicates removed (first occurrence kept, file order)."""
-    _, first = np.unique(t, axis=0, return_index=True)
-    return t[np.sort(first)]
-
+def first_unique(t: np.ndarray) -> np.ndarray:
+    """Indices of the rows of `t` with exact duplicates left out (first occurrence kept, file order)."""
+    return np.sort(np.unique(t, axis=0, return_index=True)[1])
 
 @parser
-def sarcos(paths, dedup: bool = False):
-    """GPML sarcos: 21 inputs then 7 torques; the benchmark target is joint 1 (column 22). Train and test files
-    are pooled (train rows first), as the DLM and PAC-GP papers do. The GPML test file repeats training rows
-    (docs/datasets.md), so random splits of the pool put the same row on both sides; dedup=True (sarcos_dedup)
-    drops exact duplicate rows (all 28 columns) of the pool before any split."""
-    tr = P.read_mat_variable(paths[0], "sarcos_inv")
-    te = P.read_mat_variable(paths[1], "sarcos_inv_test")
-    t = np.vstack([tr, te]).astype(np.float64)
+def sarcos(paths, variables: list[str], dedup: bool = False):
+    """GPML sarcos: 21 inputs then 7 torques; the benchmark target is joint 1 (column 22). The files' matrices
+    (`variables`, one per file) are pooled (train rows first), as the DLM and PAC-GP papers do. The GPML test file
+    repeats training rows (docs/datasets.md), so random splits of the pool put the same row on both sides;
+    dedup=True (sarcos_dedup) drops exact duplicate rows (all 28 columns) of the pool before any split."""
+    t = np.vstack([np.asarray(P.load_mat(p)[v]) for p, v in zip(paths, variables)]).astype(np.float64)
     if dedup:
-        t = drop_duplicate_rows(t)
+        t = t[first_unique(t)]
     return t[:, :21], t[:, 21], SARCOS_COLUMNS
 
 
-@parser
-def sarcos_test(paths):
-    t = P.read_mat_variable(paths[0], "sarcos_inv_test").astype(np.float64)
-    return t[:, :21], t[:, 21], SARCOS_COLUMNS
-
-
-@parser
-def creep(paths):
-    t = P.read_matrix(paths[0])
-    X = np.hstack([t[:, :1], t[:, 2:]])
-    return X, t[:, 1], [f"x{i + 1}" for i in range(X.shape[1])]
+def _year_table(path, skiprows: int | None = None):
+    """UCI YearPredictionMSD: year, then 90 timbre features; read in chunks to bound memory."""
+    t = np.vstack([c.to_numpy() for c in P.read_table(path, sep=",", skiprows=skiprows, chunksize=100_000,
+                                                      dtype=np.float64)])
+    return t[:, 1:], t[:, 0], [f"timbre{i + 1}" for i in range(t.shape[1] - 1)]
 
 
 @parser
 def song(paths):
-    """UCI YearPredictionMSD: year, then 90 timbre features; read in chunks to bound memory."""
-    parts = []
-    for chunk in P.read_table(paths[0], sep=",", chunksize=100_000, dtype=np.float64):
-        parts.append(chunk.to_numpy())
-    t = np.vstack(parts)
-    return t[:, 1:], t[:, 0], [f"timbre{i + 1}" for i in range(t.shape[1] - 1)]
+    return _year_table(paths[0])
 
 
 # UCI: "train: first 463,715 examples; test: last 51,630 examples" (read at parse time so tests can shrink it)
@@ -124,34 +101,25 @@ YEARPRED_TRAIN_ROWS = 463715
 def yearpred_fp(paths):
     """FP supp. Table 1: the unique rows of the original test part (51630 rows -> 51609). Uniqueness is over the
     whole row (year + 90 features), within the test part; the first occurrence is kept, file order."""
-    parts = [c.to_numpy() for c in P.read_table(paths[0], sep=",", skiprows=YEARPRED_TRAIN_ROWS,
-                                                 chunksize=100_000, dtype=np.float64)]
-    t = drop_duplicate_rows(np.vstack(parts))
-    return t[:, 1:], t[:, 0], [f"timbre{i + 1}" for i in range(t.shape[1] - 1)]
+    X, y, names = _year_table(paths[0], skiprows=YEARPRED_TRAIN_ROWS)
+    keep = first_unique(np.column_stack([y, X]))
+    return X[keep], y[keep], names
 
 
 @parser
 def libsvm(paths, n_features: int, binary: bool = False, max_rows: int | None = None):
-    """A LIBSVM sparse file; binary: labels {-1, +1} -> {0, 1}."""
-    X, y = P.read_libsvm(paths[0], n_features, max_rows=max_rows)
+    """LIBSVM sparse files, pooled in catalogue order; binary: labels {-1, +1} -> {0, 1}. madelon_fp (FP supp.
+    Table 1: madelon 2600 = NIPS 2003 training (2000) + validation (600) rows) pools LIBSVM's madelon and
+    madelon.t (the validation set), training rows first."""
+    parts = [P.read_libsvm(p, n_features, max_rows=max_rows) for p in paths]
+    X, y = parts[0] if len(parts) == 1 else (np.vstack([X for X, _ in parts]), np.concatenate([y for _, y in parts]))
     if binary:
         y = (y > 0).astype(np.float64)
     return X, y, [f"f{i + 1}" for i in range(n_features)]
 
 
-@parser
-def madelon_fp(paths):
-    """FP supp. Table 1: madelon 2600 = NIPS 2003 training (2000) + validation (600) rows; LIBSVM's madelon.t is
-    the validation set. Training rows first."""
-    (Xa, ya), (Xb, yb) = P.read_libsvm(paths[0], 500), P.read_libsvm(paths[1], 500)
-    return np.vstack([Xa, Xb]), (np.concatenate([ya, yb]) > 0).astype(np.float64), [f"f{i + 1}" for i in range(500)]
-
-
 # FP supp. Table 1 (read at parse time, so the fixture tests can shrink the row count)
 EPSILON_FP_ROWS = 15000
-EPSILON_COUNT_FEATURES = 500
-EPSILON_COUNT_PRIOR_VAR = 0.1  # w ~ N(0, 0.1 I): the FP paper's GLM prior (L197)
-EPSILON_COUNT_SEED = 2016
 
 
 @parser
@@ -162,15 +130,16 @@ def epsilon_fp(paths, n_features: int):
 
 
 @parser
-def epsilon_count_fp(paths):
+def epsilon_count_fp(paths, n_features: int, prior_var: float, seed: int):
     """FP supp. Table 1 "epsilon-count": epsilon training features with counts sampled from a Poisson GLM, w drawn
-    from the prior. Rule: the first EPSILON_FP_ROWS rows and first EPSILON_COUNT_FEATURES features of the LIBSVM
-    normalized TRAINING file (raw file values, its labels discarded); rng = numpy default_rng(EPSILON_COUNT_SEED);
-    w = rng.normal(0, sqrt(EPSILON_COUNT_PRIOR_VAR), D) first, then y = rng.poisson(exp(X w))."""
+    from the prior. Rule: the first EPSILON_FP_ROWS rows and first `n_features` features of the LIBSVM
+    normalized TRAINING file (raw file values, its labels discarded); rng = numpy default_rng(seed);
+    w = rng.normal(0, sqrt(prior_var), D) first, then y = rng.poisson(exp(X w)) (catalog.yaml: 500 features,
+    prior_var 0.1 = the FP paper's GLM prior w ~ N(0, 0.1 I) (L197), seed 2016)."""
     X, _ = P.read_libsvm(paths[0], 2000, max_rows=EPSILON_FP_ROWS)
-    X = X[:, :EPSILON_COUNT_FEATURES]
-    rng = np.random.default_rng(EPSILON_COUNT_SEED)
-    w = rng.normal(0.0, np.sqrt(EPSILON_COUNT_PRIOR_VAR), X.shape[1])
+    X = X[:, :n_features]
+    rng = np.random.default_rng(seed)
+    w = rng.normal(0.0, np.sqrt(prior_var), X.shape[1])
     y = rng.poisson(np.exp(X @ w)).astype(np.float64)
     return X, y, [f"f{i + 1}" for i in range(X.shape[1])]
 
@@ -184,15 +153,13 @@ def keel(paths, scale: float = 1.0):
     return X, y, [f"x{i + 1}" for i in range(X.shape[1])]
 
 
-THYROID_COLUMNS = ["age", "TSH", "T3", "TT4", "T4U", "FTI"]
-
-
 @parser
-def thyroid(paths):
+def thyroid(paths, features: dict[str, int]):
+    """`features`: name -> column of the continuous features (catalog.yaml)."""
     t = P.read_table(paths[0], sep=",").dropna(axis=1, how="all").to_numpy(float)  # trailing comma
-    X = t[:, [0, 16, 17, 18, 19, 20]]
+    X = t[:, list(features.values())]
     y = (t[:, 21] != 3).astype(np.float64)  # 3 = normal; hyper- or hypothyroid -> 1
-    return X, y, THYROID_COLUMNS
+    return X, y, list(features)
 
 
 @parser
@@ -238,8 +205,7 @@ def uji_fp(paths, target: str):
     target of that row is kept), so both targets get the same rows; (3) drop the WAP columns that are constant over
     the kept rows (in UJIIndoorLoc: WAPs never detected, RSSI 100 throughout) -> 466 columns."""
     X, y, waps = uji(paths, target)
-    _, first = np.unique(X, axis=0, return_index=True)
-    keep_rows = np.sort(first)
+    keep_rows = first_unique(X)
     X, y = X[keep_rows], y[keep_rows]
     keep_cols = np.flatnonzero((X != X[:1]).any(axis=0))
     return X[:, keep_cols], y, [waps[j] for j in keep_cols]
@@ -257,16 +223,14 @@ def mnist(paths, odd_even: bool = False):
 
 
 # --------------------------------------------------------------------------- count / ordinal
-ABALONE_COLUMNS = ["length", "diameter", "height", "whole", "shucked", "viscera", "shell"]
-
-
 @parser
-def abalone(paths):
-    """savigp's copy has sex one-hot as (M, F, I); L-1 coding keeps F and I (M = all zeros)."""
+def abalone(paths, columns: list[str]):
+    """savigp's copy has sex one-hot as (M, F, I); L-1 coding keeps F and I (M = all zeros); then the 7
+    measurements (`columns`) and the rings."""
     t = P.read_matrix(paths[0], sep=",")
     sex = np.array(["M", "F", "I"])[t[:, :3].argmax(axis=1)]
     dummies = np.stack([(sex == "F"), (sex == "I")], axis=1).astype(np.float64)
-    return np.hstack([dummies, t[:, 3:10]]), t[:, 10], ["sex_F", "sex_I"] + ABALONE_COLUMNS
+    return np.hstack([dummies, t[:, 3:10]]), t[:, 10], ["sex_F", "sex_I"] + columns
 
 
 @parser
@@ -281,20 +245,17 @@ def peds(paths, column: int):
     return fv, cnt, [f"f{i + 1}" for i in range(fv.shape[1])]
 
 
-# levels as declared in flare.names (class A never occurs in data2 but counts towards the 24 inputs)
-FLARE_CATEGORICAL = {"class": "ABCDEFH", "largest_spot_size": "XRSAHK", "spot_distribution": "XOIC"}
-
-
 @parser
-def flares(paths):
+def flares(paths, levels: dict[str, str]):
     # The FP paper (supp. Table 1) and the upstream file name (count_dataset_flares_N1065_D24.mat) say 1065 rows,
     # UCI flare.data2 has 1066. Reconstruction: the UCI file has no header line, so a reader that takes the first
     # line as column names (pandas' header="infer", MATLAB readtable / importdata) loses the first record; this
     # copy has a header added, so its first data row (H A X 1 3 1 1 1 1 1 0 0 0) is dropped here.
     df = P.read_table(paths[0], header=0).iloc[1:]
     blocks, names = [], []
-    for col, levels in FLARE_CATEGORICAL.items():  # full one-hot 7+6+4, + 7 codes = the FP paper's 24 inputs
-        d, n = dummy_code(df[col].to_numpy(), drop_first=False, prefix=f"{col}_", categories=list(levels))
+    # `levels`: the categorical columns' levels as declared in flare.names (catalog.yaml)
+    for col, cats in levels.items():  # full one-hot 7+6+4, + 7 codes = the FP paper's 24 inputs
+        d, n = dummy_code(df[col].to_numpy(), drop_first=False, prefix=f"{col}_", categories=list(cats))
         blocks.append(d)
         names += n
     rest = [c for c in df.columns[3:10]]
@@ -302,18 +263,15 @@ def flares(paths):
     return X, df["C"].to_numpy(float), names + rest
 
 
-BANK_BINS = 10
-
-
 @parser
-def bank(paths):
+def bank(paths, bins: int):
     df = P.read_table(paths[0], sep=",", header=0)
     target = df["label"].to_numpy(float)
-    # Chu & Ghahramani (2005): the continuous target cut into 10 equal-frequency bins -> levels 1..10.
+    # Chu & Ghahramani (2005): the continuous target cut into `bins` (10) equal-frequency bins -> levels 1..10.
     # By rank (ties in row order), since 20% of the targets are exactly 0 and value quantiles would merge bins.
     rank = np.empty(len(target), dtype=np.int64)
     rank[np.argsort(target, kind="stable")] = np.arange(len(target))
-    y = (rank * BANK_BINS // len(target)).astype(np.float64) + 1
+    y = (rank * bins // len(target)).astype(np.float64) + 1
     cols = [c for c in df.columns if c != "label"]
     return df[cols].to_numpy(float), y, cols
 
@@ -323,20 +281,10 @@ def bank(paths):
 def savigp_splits(paths, onehot_classes: int = 0):
     """SAVIGP's split files stacked (train_1, test_1, train_2, ...): first column y (or `onehot_classes` one-hot
     columns), then X; each (train_k, test_k) pair becomes one fixed split."""
-    Xs, ys, splits, start = [], [], [], 0
-    for tr, te in zip(paths[0::2], paths[1::2]):
-        idx = []
-        for p in (tr, te):
-            t = P.read_matrix(p, sep=",")
-            t = t[:, ~np.isnan(t).all(axis=0)]  # trailing commas
-            if onehot_classes:
-                ys.append(t[:, :onehot_classes].argmax(axis=1).astype(np.float64))
-                Xs.append(t[:, onehot_classes:])
-            else:
-                ys.append(t[:, 0])
-                Xs.append(t[:, 1:])
-            idx.append(np.arange(start, start + len(t)))
-            start += len(t)
-        splits.append((idx[0], idx[1]))
-    X = np.vstack(Xs)
-    return X, np.concatenate(ys), [f"x{i + 1}" for i in range(X.shape[1])], splits
+    tables = [P.read_matrix(p, sep=",") for p in paths]
+    t = np.vstack([a[:, ~np.isnan(a).all(axis=0)] for a in tables])  # trailing commas
+    y = t[:, :onehot_classes].argmax(axis=1).astype(np.float64) if onehot_classes else t[:, 0]
+    X = t[:, max(onehot_classes, 1):]
+    ends = np.cumsum([len(a) for a in tables])
+    rows = [np.arange(end - len(a), end) for a, end in zip(tables, ends)]
+    return X, y, [f"x{i + 1}" for i in range(X.shape[1])], list(zip(rows[0::2], rows[1::2]))

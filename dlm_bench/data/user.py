@@ -13,6 +13,7 @@ column per value); values so large that their variance overflows float64 (1e300:
 
 from __future__ import annotations
 
+import collections
 import csv
 import os
 import re
@@ -113,9 +114,7 @@ def _declared(cfg) -> list[str]:
 
 def check_header(names: list[str], target: str, where: str) -> None:
     """Duplicate column names, or a second column named like the target (differing in case or spaces)."""
-    seen: dict[str, int] = {}
-    for n in names:
-        seen[n.strip()] = seen.get(n.strip(), 0) + 1
+    seen = collections.Counter(n.strip() for n in names)
     dups = [n for n, k in seen.items() if k > 1]
     if dups:
         what = ", ".join(f"{n!r} ({seen[n]} times)" for n in dups)
@@ -165,17 +164,18 @@ def _grouped_error(fname: str, what: str, cell: tuple[int, str], extra: str = ""
                         f"write the file without digit grouping{extra}")
 
 
-def _overflowing(values: np.ndarray) -> int | None:
-    """Data row (1-based) of the largest |value| when the column's variance overflows float64 (|x| ~ 1e155 and up:
-    the standardisation every protocol applies would turn the column into inf / nan), else None."""
+def _check_finite(x: np.ndarray, what: str, fname: str) -> None:
+    """A non-finite value, or values whose variance overflows float64 (|x| ~ 1e155 and up: the standardisation
+    every protocol applies would turn the column into inf / nan): one line naming the data row."""
+    bad = np.flatnonzero(~np.isfinite(x))
+    if bad.size:
+        raise DatasetError(f"{fname}: {what} has a non-finite value ({x[bad[0]]}) in data row {bad[0] + 1}")
     with np.errstate(over="ignore", invalid="ignore"):
-        ok = np.isfinite(np.var(values))
-    return None if ok else int(np.argmax(np.abs(values))) + 1
-
-
-def _non_finite(values: np.ndarray) -> int | None:
-    bad = np.flatnonzero(~np.isfinite(values))
-    return int(bad[0]) + 1 if bad.size else None
+        overflows = not np.isfinite(np.var(x))
+    if overflows:
+        row = int(np.argmax(np.abs(x)))
+        raise DatasetError(f"{fname}: {what} has values too large for float64 arithmetic "
+                           f"({x[row]:g} in data row {row + 1}: its variance overflows); rescale the column")
 
 
 def load_user_table(cfg) -> Dataset:
@@ -258,13 +258,7 @@ def _feature_block(values: pd.Series, col, categorical: bool, fname: str) -> tup
                                f"fix the cell, or declare the column categorical with dataset.categorical=[{col}]")
         if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
             x = values.to_numpy(np.float64)
-            row = _non_finite(x)
-            if row is not None:
-                raise DatasetError(f"{fname}: column {col!r} has a non-finite value ({x[row - 1]}) in data row {row}")
-            row = _overflowing(x)
-            if row is not None:
-                raise DatasetError(f"{fname}: column {col!r} has values too large for float64 arithmetic "
-                                   f"({x[row - 1]:g} in data row {row}: its variance overflows); rescale the column")
+            _check_finite(x, f"column {col!r}", fname)
             return x[:, None], [str(col)]
     d, n = dummy_code(values.astype(str).to_numpy(), prefix=f"{col}=")
     return d, list(n)
@@ -323,13 +317,7 @@ def _target(y_raw: pd.Series, target: str, task: str, fname: str) -> tuple[np.nd
             raise DatasetError(f"{fname}: target column {target!r} is not numeric ({str(y_raw.iloc[i])!r} in data row "
                                f"{i + 1}); dataset.task={task} needs numbers")
         y = num.to_numpy()
-    row = _non_finite(y)
-    if row is not None:
-        raise DatasetError(f"{fname}: target column {target!r} has a non-finite value ({y[row - 1]}) in data row {row}")
-    row = _overflowing(y)
-    if row is not None:
-        raise DatasetError(f"{fname}: target column {target!r} has values too large for float64 arithmetic "
-                           f"({y[row - 1]:g} in data row {row}: its variance overflows); rescale the column")
+    _check_finite(y, f"target column {target!r}", fname)
     values = np.unique(y)
     if values.size < 2:
         raise DatasetError(f"{fname}: target column {target!r} is constant (every row is {values[0]:g}); nothing to learn")
@@ -344,19 +332,15 @@ def _target(y_raw: pd.Series, target: str, task: str, fname: str) -> tuple[np.nd
 def _binary(y_raw: pd.Series, target: str, fname: str) -> np.ndarray:
     """Binary labels -> {0, 1}: numbers must be {0, 1} or {-1, 1}, booleans {False, True}; text labels must be
     exactly two distinct values ('true'/'false' in any case are booleans; others map to 0, 1 in sorted order)."""
-    if pd.api.types.is_bool_dtype(y_raw):
-        y = y_raw.to_numpy(np.float64)
-    elif pd.api.types.is_numeric_dtype(y_raw):
+    if pd.api.types.is_bool_dtype(y_raw) or pd.api.types.is_numeric_dtype(y_raw):
         y = y_raw.to_numpy(np.float64)
     else:
         text = y_raw.astype(str).str.strip()
         if set(text.str.lower()) <= {"true", "false"}:
             y = (text.str.lower() == "true").to_numpy(np.float64)
-        elif _numbers(y_raw).notna().any():
-            num = _numbers(y_raw)
-            i = int(np.flatnonzero(num.isna().to_numpy())[0])
-            raise DatasetError(f"{fname}: target column {target!r} mixes numbers and text ({str(y_raw.iloc[i])!r} in "
-                               f"data row {i + 1}); dataset.task=binary needs two classes")
+        elif (mixed := _mixed_cell(y_raw)) is not None:
+            raise DatasetError(f"{fname}: target column {target!r} mixes numbers and text ({mixed[1]!r} in "
+                               f"data row {mixed[0]}); dataset.task=binary needs two classes")
         else:
             levels = sorted(text.unique())
             if len(levels) != 2:

@@ -55,7 +55,7 @@ def fetch_up_front(needed: list) -> list:
     for a in needed:
         print(f"sweep: fetching dataset {a.name} from {a.origin_text()} ({a.size_text()}) before any job", file=sys.stderr,
               flush=True)
-        for name, ok, message in fetch([a.name], progress=False):
+        for name, ok, message in fetch([a.name]):
             if not ok:
                 a.state, a.reason = "unavailable", message
                 failed.append(a)
