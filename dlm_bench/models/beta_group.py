@@ -44,7 +44,6 @@ import time
 
 from omegaconf import DictConfig
 
-from ..config.capabilities import BetaGroup
 from ..config.schema import Hyperparameters
 from ..errors import ConfigError
 from ..results.outcome import Outcome
@@ -196,6 +195,3 @@ def _member_outcome(cfg, prep, bundle, result, pretrain, pretrain_info, B, batch
 
 def _full_batch(cfg: DictConfig, n_train: int) -> bool:
     return full_batch(cfg.trainer.batch_size, n_train)
-
-
-BETA_GROUP = BetaGroup(requested=requested, check=check_supported, full_batch=_full_batch, train=train)
