@@ -20,6 +20,7 @@ import torch
 
 from ..config.schema import SparseQ
 from ..pac.bound import BOUNDS, grid_points, log_theta_size
+from ..pac.evaluation import num_prior_hypers
 from ..pac.kl import kl_collapsed, kl_sparse
 from ..pac.losses import gibbs_risk
 from ..gpmath.cholesky import jittered_cholesky
@@ -41,10 +42,6 @@ class _PacObjective:
         return self.bound(risk, kl, y.shape[0], self.log_theta, self.delta)
 
 
-def _num_hypers(kernel) -> int:
-    return int(kernel.base_kernel.lengthscale.numel()) + 1
-
-
 class PacGPBundle(ModelBundle):
     """Full PAC-GP: kernel + sigma_n, Q from eq. (6)."""
 
@@ -53,7 +50,7 @@ class PacGPBundle(ModelBundle):
         self.kernel, self.likelihood = kernel, likelihood
         self.register_buffer("X_train", X_train, persistent=False)
         self.register_buffer("y_train", y_train, persistent=False)
-        self.objective = _PacObjective(pac_cfg, objective, _num_hypers(kernel))
+        self.objective = _PacObjective(pac_cfg, objective, num_prior_hypers(kernel))
 
     def _solve(self, X, y):
         K = self.kernel(X).to_dense()
@@ -107,7 +104,7 @@ class PacSGPBundle(ModelBundle):
         self.register_buffer("X_train", X_train, persistent=False)
         self.register_buffer("y_train", y_train, persistent=False)
         self.num_inducing = int(Z.shape[0])
-        self.objective = _PacObjective(pac_cfg, objective, _num_hypers(kernel))
+        self.objective = _PacObjective(pac_cfg, objective, num_prior_hypers(kernel))
         if self.sparse_q is SparseQ.free:
             with torch.no_grad():  # start at the FITC q(u) of the initial hyperparameters
                 t = self._collapsed(X_train, y_train)
