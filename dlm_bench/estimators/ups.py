@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import torch
 
 from ..likelihoods import quadrature as quad
-from ..training.gpytorch_internals import ApproximateMLL
+from .bmc import _BMC
 from .quadrature import log_lik_fn
 from .quadrature import log_marginal as quadrature_log_marginal
 
@@ -244,16 +244,13 @@ def ups_log_marginal(likelihood, y, mu, var, num_samples: int, max_n: int = MAX_
     return out, stats
 
 
-class UPSPredictiveLogLikelihood(ApproximateMLL):
+class UPSPredictiveLogLikelihood(_BMC):
     """Log-loss DLM with uPS gradients of the likelihood term; `stats` accumulates sampler statistics."""
 
     def __init__(self, likelihood, model, num_data, beta=1.0, num_samples: int = 10, combine_terms=True):
-        if num_samples < 1:
-            raise ValueError(f"num_samples must be >= 1, got {num_samples}")
+        super().__init__(likelihood, model, num_data, beta=beta, num_samples=num_samples, combine_terms=combine_terms)
         if not hasattr(likelihood, "log_max"):
             raise ValueError(f"uPS needs a likelihood with log_max/mode (not {type(likelihood).__name__})")
-        super().__init__(likelihood, model, num_data, beta=beta, combine_terms=combine_terms)
-        self.num_samples = int(num_samples)
         self.stats = UPSStats()
 
     @property
