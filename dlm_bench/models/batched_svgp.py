@@ -48,26 +48,14 @@ def _batched_kernel(kernel, bs: torch.Size):
     return gpytorch.kernels.ScaleKernel(type(base)(**kw), batch_shape=bs)
 
 
-def _batched_mean(mean, bs: torch.Size):
-    return type(mean)(batch_shape=bs)
-
-
-def spread(dst: torch.nn.Module, src: torch.nn.Module) -> None:
-    """Every member of the batched module `dst` := the unbatched module `src` (same state-dict keys)."""
+def copy_state(dst: torch.nn.Module, src: torch.nn.Module, b: int | None = None) -> None:
+    """b None: every member of the batched module `dst` := the unbatched module `src`; else the unbatched `dst` :=
+    member b of the batched `src` (same state-dict keys; entries of the same shape are copied as they are)."""
     state = src.state_dict()
     with torch.no_grad():
         for name, t in dst.state_dict().items():
             s = state[name].to(t.dtype)
-            t.copy_(s if s.shape == t.shape else s.expand_as(t))
-
-
-def gather(dst: torch.nn.Module, src: torch.nn.Module, b: int) -> None:
-    """The unbatched module `dst` := member b of the batched module `src`."""
-    state = src.state_dict()
-    with torch.no_grad():
-        for name, t in dst.state_dict().items():
-            s = state[name]
-            t.copy_(s if s.shape == t.shape else s[b])
+            t.copy_(s if s.shape == t.shape else s.expand_as(t) if b is None else s[b])
 
 
 class BatchedSVGP(gpytorch.models.ApproximateGP):
@@ -83,7 +71,7 @@ class BatchedSVGP(gpytorch.models.ApproximateGP):
         cls = FusedKLUnwhitenedStrategy if type(ts) is gpytorch.variational.UnwhitenedVariationalStrategy else type(ts)
         strategy = cls(self, Z.expand(B, *Z.shape).clone(), q, learn_inducing_locations=learn_Z)
         super().__init__(strategy)
-        self.mean_module = _batched_mean(template.mean_module, bs)
+        self.mean_module = type(template.mean_module)(batch_shape=bs)
         self.covar_module = _batched_kernel(template.covar_module, bs)
 
     def forward(self, x):
@@ -105,12 +93,12 @@ class BatchedBundle(torch.nn.Module):
         lik = template.likelihood
         if isinstance(lik, gpytorch.likelihoods.GaussianLikelihood):
             self.likelihood = type(lik)(batch_shape=torch.Size([B])).to(device=p.device, dtype=p.dtype)
-            spread(self.likelihood, lik)
+            copy_state(self.likelihood, lik)
         elif not any(True for _ in lik.parameters()):
             self.likelihood = copy.deepcopy(lik)
         else:
             raise ConfigError(f"objective.beta_batch=true: unsupported likelihood {type(lik).__name__}")
-        spread(self.model, template.model)
+        copy_state(self.model, template.model)
         beta = torch.tensor(betas, dtype=p.dtype, device=p.device)
         self.mll = type(template.mll)(self.likelihood, self.model, num_data=template.mll.num_data, beta=beta,
                                       **template.mll_kwargs)
@@ -164,8 +152,8 @@ class BatchedBundle(torch.nn.Module):
     def gather(self, b: int) -> None:
         """Load member b into the template bundle (evaluated by the ordinary code path)."""
         src, slot = self.where.get(b, (self, b))
-        gather(self.template.model, src.model, slot)
-        gather(self.template.likelihood, src.likelihood, slot)
+        copy_state(self.template.model, src.model, slot)
+        copy_state(self.template.likelihood, src.likelihood, slot)
         self.template.train()  # as after Trainer.fit; eval-mode caches (chol K_ZZ, q(u)) belong to another member
         gpytorch_internals.clear_cache(self.template.model.variational_strategy)
 

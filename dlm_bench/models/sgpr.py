@@ -1,5 +1,6 @@
-"""Collapsed SGPR (Titsias 2009) and the bundle shared with FITC: only the kernel hyperparameters, the
-noise and Z are trained; q(u) is the optimum for them, computed in closed form (models/collapsed.py)."""
+"""Collapsed SGPR (Titsias 2009) and FITC (Snelson & Ghahramani 2006), one bundle with alpha = 0 and 1: only the
+kernel hyperparameters, the noise and Z are trained; q(u) is the optimum for them, computed in closed form
+(models/collapsed.py)."""
 
 from __future__ import annotations
 
@@ -93,3 +94,8 @@ def build_collapsed(cfg, X_train: torch.Tensor, y_train: torch.Tensor, alpha: fl
 def build_sgpr(cfg, X_train: torch.Tensor, y_train: torch.Tensor) -> CollapsedBundle:
     """Titsias (2009): the collapsed ELBO, alpha = 0."""
     return build_collapsed(cfg, X_train, y_train, alpha=0.0)
+
+
+def build_fitc(cfg, X_train: torch.Tensor, y_train: torch.Tensor) -> CollapsedBundle:
+    """Snelson & Ghahramani (2006): alpha = 1."""
+    return build_collapsed(cfg, X_train, y_train, alpha=1.0)

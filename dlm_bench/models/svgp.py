@@ -130,12 +130,6 @@ class SVGPBundle(ModelBundle):
     def predict_f(self, X):
         return predict_f(self.model, X)
 
-    @property
-    def noise(self):
-        """The Gaussian noise variance (Student-t: squared scale); None for likelihoods without one."""
-        noise = getattr(self.likelihood, "noise", None)
-        return None if noise is None else noise.reshape(-1)[0]
-
     def adopt_hyperparameters(self, pretrained) -> None:
         """Fixed DLM: copy the kernel, mean, noise and Z of a trained SVGP (or of a collapsed SGPR, the
         regression stage 1), freeze them, and start q(u) afresh (GPyTorch re-initialises it to the prior on the
