@@ -32,7 +32,7 @@ value (closed form or quadrature, with mu and var held fixed), not sampled.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import torch
 
@@ -60,11 +60,8 @@ class UPSStats:
         return self.proposals / max(self.samples, 1)
 
     def add(self, other: "UPSStats") -> None:
-        self.samples += other.samples
-        self.proposals += other.proposals
-        self.fallback += other.fallback
-        self.rounds += other.rounds
-        self.inverse_cdf += other.inverse_cdf
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
 @torch.no_grad()
