@@ -163,10 +163,9 @@ class BatchFailed(RuntimeError):
 
 
 def fit_batched(bundle: BatchedBundle, X, y, trainer) -> list:
-    """Trainer.fit (Adam, full batch) for every member at once, each with its own StoppingRule.
-    After an iteration in which members stopped, the batch shrinks to the members still training (their state and
-    Adam moments carried over), so a finished member costs nothing; bundle.where says where each member's final
-    state is. Raises BatchFailed (with the partial results) when a step fails for the whole batch."""
+    """Trainer.fit (Adam, full batch) for every member at once, each with its own StoppingRule, the batch shrinking
+    as members stop (module docstring), so a finished member costs nothing; bundle.where says where each member's
+    final state is. Raises BatchFailed (with the partial results) when a step fails for the whole batch."""
     run = _BatchedTraining(bundle, trainer, scale=trainer.tol_scale(X.shape[0]))  # full batch
     bundle.train()
     ckpt = getattr(trainer, "checkpoint", None)  # the group's (run/batched.py; training/checkpoint.py)

@@ -48,5 +48,3 @@ def kl_collapsed(t) -> torch.Tensor:
     logdet = -2.0 * t.LB.diagonal().abs().log().sum()
     return 0.5 * (tr + w.square().sum() - m - logdet)
 
-
-__all__ = ["kl_full_gp", "kl_sparse", "kl_collapsed"]
