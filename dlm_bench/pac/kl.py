@@ -47,4 +47,3 @@ def kl_collapsed(t) -> torch.Tensor:
     tr = torch.linalg.solve_triangular(t.LB, eye, upper=False).square().sum()
     logdet = -2.0 * t.LB.diagonal().abs().log().sum()
     return 0.5 * (tr + w.square().sum() - m - logdet)
-
