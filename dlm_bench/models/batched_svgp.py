@@ -29,7 +29,6 @@ from ..training.trainer import StoppingRule, TrainResult
 from ..util import interrupts
 from . import fast_svgp
 from .batched_unwhitened import FusedKLUnwhitenedStrategy, fused_unwhitened_predictive, supports_fused
-from .svgp import whitened_marginals
 
 
 def batchable_likelihood(name: str) -> bool:
@@ -105,7 +104,6 @@ class BatchedBundle(torch.nn.Module):
         self.B, self.betas, self.fixed = B, list(betas), fixed
         self.__dict__["template"] = template  # not a submodule: its parameters are not the batch's
         self.where: dict[int, tuple] = {}  # member -> (batch, slot) holding its final state (fit_batched)
-        self._frozen_terms = None
         self.fast = False
         self.fused = self.fused_unwhitened and supports_fused(self.model)
         if fixed:
@@ -115,18 +113,10 @@ class BatchedBundle(torch.nn.Module):
             # whitened strategy only: unwhitened models (whiten=false) take the ordinary model call, as unbatched
             self.fast = template._frozen is not None and template.fast_fixed
 
-    def _frozen_f(self, X):
-        """FrozenPredictive.__call__ with a batched q(u): mean_X + A^T m_b, diag K_XX + jitter + colsum(A (S_b - I) A)."""
-        if self._frozen_terms is None or self._frozen_terms[0] is not X:
-            self._frozen_terms = (X, *self.template._frozen._prior_terms(X))
-        _, mean, A, prior_var = self._frozen_terms
-        strategy = self.model.variational_strategy
-        gpytorch_internals.clear_cache(strategy)
-        return whitened_marginals(strategy, mean, A, prior_var)
-
     def loss(self, X, y):
         if self.fast and X.shape[-2] > self.template.num_inducing:
-            return -self.mll(self._frozen_f(X), y)
+            # the template's FrozenPredictive with the members' q(u): mean_X + A^T m_b, prior var + colsum(A (S_b - I) A)
+            return -self.mll(self.template._frozen(X, self.model.variational_strategy), y)
         if (self.fused and self.training and X.dim() == 2 and X.shape[-2] != self.template.num_inducing
                 and bool(self.model.variational_strategy.variational_params_initialized)):
             try:
