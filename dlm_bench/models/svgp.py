@@ -84,7 +84,7 @@ class FrozenPredictive:
         return self.model.mean_module(X), A, prior_var
 
     def __call__(self, X, strategy=None):
-        strategy = strategy or self.model.variational_strategy
+        strategy = self.model.variational_strategy if strategy is None else strategy
         gpytorch_internals.clear_cache(strategy)  # q(u) is memoised per call, as in GPyTorch's training-mode __call__
         gpytorch_internals.initialise_q_u(strategy)  # as GPyTorch's first training-mode call
         # a kernel/mean/Z changed in place (load_state_dict) or moved (.to): start again
