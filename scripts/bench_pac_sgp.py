@@ -44,7 +44,7 @@ def blocked_vs_plain(n=32000, m=500, rounds=3):
 
 def loss_via_predict(bundle, X, y):
     """The loss as it was: q(f) at the training points through `collapsed.predict` (Kuf evaluated again)."""
-    t = bundle._collapsed(X, y)
+    t = bundle.terms(X, y)
     mean, var = collapsed.predict(t, bundle.kernel(bundle.Z, X).to_dense(), bundle.kernel(X, diag=True))
     return bundle.objective(y, mean, var, kl_collapsed(t))
 

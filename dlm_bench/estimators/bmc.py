@@ -26,6 +26,15 @@ def sampled_log_likelihoods(likelihood, approximate_dist_f, target: torch.Tensor
     return log_lik_fn(likelihood)(target, mean + std * eps)
 
 
+def log_mean_likelihood(log_p: torch.Tensor, nu: float = 0.0) -> torch.Tensor:
+    """log(1/L sum_l p(y_i|f_i^(l)) + nu) per point from the (L, ...) log-likelihoods: bMC's estimate (nu = 0) or
+    smooth-bMC's (estimators/smooth_bmc.py), in log space."""
+    log_mean = torch.logsumexp(log_p, dim=0) - math.log(log_p.shape[0])
+    if nu == 0:
+        return log_mean
+    return torch.logaddexp(log_mean, torch.full_like(log_mean, math.log(nu)))
+
+
 class _BMC(ApproximateMLL):
     def __init__(self, likelihood, model, num_data, beta=1.0, num_samples: int = 10, combine_terms=True):
         if num_samples < 1:
@@ -39,7 +48,7 @@ class BMCPredictiveLogLikelihood(_BMC):
 
     def _log_likelihood_term(self, approximate_dist_f, target, **kwargs):
         log_p = sampled_log_likelihoods(self.likelihood, approximate_dist_f, target, self.num_samples)
-        return (torch.logsumexp(log_p, dim=0) - math.log(self.num_samples)).sum(-1)
+        return log_mean_likelihood(log_p).sum(-1)
 
 
 class BMCVariationalELBO(_BMC):

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .bmc import sampled_log_likelihoods
+from .bmc import log_mean_likelihood, sampled_log_likelihoods
 from .ups import ups_log_marginal
 
 
@@ -57,13 +57,8 @@ def term_estimators(likelihood, nu: float = 1e-4, sample_sizes=(1, 10, 100)):
     """label -> function(mu, var, y) returning a differentiable estimate of sum_i log E_q[p(y_i|f_i)]."""
 
     def bmc(L, smooth=0.0):
-        def fn(mu, var, y):
-            log_p = sampled_log_likelihoods(likelihood, Marginals(mu, var), y, L)
-            log_mean = torch.logsumexp(log_p, 0) - math.log(L)
-            if smooth:
-                log_mean = torch.logaddexp(log_mean, torch.full_like(log_mean, math.log(smooth)))
-            return log_mean.sum()
-        return fn
+        return lambda mu, var, y: log_mean_likelihood(sampled_log_likelihoods(likelihood, Marginals(mu, var), y, L),
+                                                      smooth).sum()
 
     def ups(L):
         return lambda mu, var, y: ups_log_marginal(likelihood, y, mu, var, L)[0].sum()

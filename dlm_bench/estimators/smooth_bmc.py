@@ -10,11 +10,7 @@ nu = 0 is bMC. The paper's Fig. 8 uses nu = 1e-4 (the default).
 
 from __future__ import annotations
 
-import math
-
-import torch
-
-from .bmc import _BMC, sampled_log_likelihoods
+from .bmc import _BMC, log_mean_likelihood, sampled_log_likelihoods
 
 DEFAULT_NU = 1e-4
 
@@ -29,7 +25,4 @@ class SmoothBMCPredictiveLogLikelihood(_BMC):
 
     def _log_likelihood_term(self, approximate_dist_f, target, **kwargs):
         log_p = sampled_log_likelihoods(self.likelihood, approximate_dist_f, target, self.num_samples)
-        log_mean = torch.logsumexp(log_p, dim=0) - math.log(self.num_samples)
-        if self.nu == 0:
-            return log_mean.sum(-1)
-        return torch.logaddexp(log_mean, torch.full_like(log_mean, math.log(self.nu))).sum(-1)
+        return log_mean_likelihood(log_p, self.nu).sum(-1)

@@ -32,12 +32,12 @@ value (closed form or quadrature, with mu and var held fixed), not sampled.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import torch
 
 from ..likelihoods import quadrature as quad
-from ..training.gpytorch_internals import ApproximateMLL
+from .bmc import _BMC
 from .quadrature import log_lik_fn
 from .quadrature import log_marginal as quadrature_log_marginal
 
@@ -60,11 +60,8 @@ class UPSStats:
         return self.proposals / max(self.samples, 1)
 
     def add(self, other: "UPSStats") -> None:
-        self.samples += other.samples
-        self.proposals += other.proposals
-        self.fallback += other.fallback
-        self.rounds += other.rounds
-        self.inverse_cdf += other.inverse_cdf
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
 @torch.no_grad()
@@ -244,16 +241,13 @@ def ups_log_marginal(likelihood, y, mu, var, num_samples: int, max_n: int = MAX_
     return out, stats
 
 
-class UPSPredictiveLogLikelihood(ApproximateMLL):
+class UPSPredictiveLogLikelihood(_BMC):
     """Log-loss DLM with uPS gradients of the likelihood term; `stats` accumulates sampler statistics."""
 
     def __init__(self, likelihood, model, num_data, beta=1.0, num_samples: int = 10, combine_terms=True):
-        if num_samples < 1:
-            raise ValueError(f"num_samples must be >= 1, got {num_samples}")
+        super().__init__(likelihood, model, num_data, beta=beta, num_samples=num_samples, combine_terms=combine_terms)
         if not hasattr(likelihood, "log_max"):
             raise ValueError(f"uPS needs a likelihood with log_max/mode (not {type(likelihood).__name__})")
-        super().__init__(likelihood, model, num_data, beta=beta, combine_terms=combine_terms)
-        self.num_samples = int(num_samples)
         self.stats = UPSStats()
 
     @property

@@ -29,7 +29,9 @@ class ModelBundle(torch.nn.Module, abc.ABC):
 
     @property
     def noise(self) -> torch.Tensor | None:
-        return self.likelihood.noise.reshape(-1)[0]
+        """The Gaussian noise variance (Student-t: squared scale); None for a bundle or likelihood without one."""
+        noise = getattr(getattr(self, "likelihood", None), "noise", None)
+        return None if noise is None else noise.reshape(-1)[0]
 
     def adopt_hyperparameters(self, pretrained) -> None:
         """Fixed-hyperparameter runs: take the kernel, noise and Z of a trained SVGP bundle and freeze them."""

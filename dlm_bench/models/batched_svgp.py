@@ -29,7 +29,6 @@ from ..training.trainer import StoppingRule, TrainResult
 from ..util import interrupts
 from . import fast_svgp
 from .batched_unwhitened import FusedKLUnwhitenedStrategy, fused_unwhitened_predictive, supports_fused
-from .svgp import whitened_marginals
 
 
 def batchable_likelihood(name: str) -> bool:
@@ -48,26 +47,14 @@ def _batched_kernel(kernel, bs: torch.Size):
     return gpytorch.kernels.ScaleKernel(type(base)(**kw), batch_shape=bs)
 
 
-def _batched_mean(mean, bs: torch.Size):
-    return type(mean)(batch_shape=bs)
-
-
-def spread(dst: torch.nn.Module, src: torch.nn.Module) -> None:
-    """Every member of the batched module `dst` := the unbatched module `src` (same state-dict keys)."""
+def copy_state(dst: torch.nn.Module, src: torch.nn.Module, b: int | None = None) -> None:
+    """b None: every member of the batched module `dst` := the unbatched module `src`; else the unbatched `dst` :=
+    member b of the batched `src` (same state-dict keys; entries of the same shape are copied as they are)."""
     state = src.state_dict()
     with torch.no_grad():
         for name, t in dst.state_dict().items():
             s = state[name].to(t.dtype)
-            t.copy_(s if s.shape == t.shape else s.expand_as(t))
-
-
-def gather(dst: torch.nn.Module, src: torch.nn.Module, b: int) -> None:
-    """The unbatched module `dst` := member b of the batched module `src`."""
-    state = src.state_dict()
-    with torch.no_grad():
-        for name, t in dst.state_dict().items():
-            s = state[name]
-            t.copy_(s if s.shape == t.shape else s[b])
+            t.copy_(s if s.shape == t.shape else s.expand_as(t) if b is None else s[b])
 
 
 class BatchedSVGP(gpytorch.models.ApproximateGP):
@@ -83,7 +70,7 @@ class BatchedSVGP(gpytorch.models.ApproximateGP):
         cls = FusedKLUnwhitenedStrategy if type(ts) is gpytorch.variational.UnwhitenedVariationalStrategy else type(ts)
         strategy = cls(self, Z.expand(B, *Z.shape).clone(), q, learn_inducing_locations=learn_Z)
         super().__init__(strategy)
-        self.mean_module = _batched_mean(template.mean_module, bs)
+        self.mean_module = type(template.mean_module)(batch_shape=bs)
         self.covar_module = _batched_kernel(template.covar_module, bs)
 
     def forward(self, x):
@@ -105,19 +92,18 @@ class BatchedBundle(torch.nn.Module):
         lik = template.likelihood
         if isinstance(lik, gpytorch.likelihoods.GaussianLikelihood):
             self.likelihood = type(lik)(batch_shape=torch.Size([B])).to(device=p.device, dtype=p.dtype)
-            spread(self.likelihood, lik)
+            copy_state(self.likelihood, lik)
         elif not any(True for _ in lik.parameters()):
             self.likelihood = copy.deepcopy(lik)
         else:
             raise ConfigError(f"objective.beta_batch=true: unsupported likelihood {type(lik).__name__}")
-        spread(self.model, template.model)
+        copy_state(self.model, template.model)
         beta = torch.tensor(betas, dtype=p.dtype, device=p.device)
         self.mll = type(template.mll)(self.likelihood, self.model, num_data=template.mll.num_data, beta=beta,
                                       **template.mll_kwargs)
         self.B, self.betas, self.fixed = B, list(betas), fixed
         self.__dict__["template"] = template  # not a submodule: its parameters are not the batch's
         self.where: dict[int, tuple] = {}  # member -> (batch, slot) holding its final state (fit_batched)
-        self._frozen_terms = None
         self.fast = False
         self.fused = self.fused_unwhitened and supports_fused(self.model)
         if fixed:
@@ -127,18 +113,10 @@ class BatchedBundle(torch.nn.Module):
             # whitened strategy only: unwhitened models (whiten=false) take the ordinary model call, as unbatched
             self.fast = template._frozen is not None and template.fast_fixed
 
-    def _frozen_f(self, X):
-        """FrozenPredictive.__call__ with a batched q(u): mean_X + A^T m_b, diag K_XX + jitter + colsum(A (S_b - I) A)."""
-        if self._frozen_terms is None or self._frozen_terms[0] is not X:
-            self._frozen_terms = (X, *self.template._frozen._prior_terms(X))
-        _, mean, A, prior_var = self._frozen_terms
-        strategy = self.model.variational_strategy
-        gpytorch_internals.clear_cache(strategy)
-        return whitened_marginals(strategy, mean, A, prior_var)
-
     def loss(self, X, y):
         if self.fast and X.shape[-2] > self.template.num_inducing:
-            return -self.mll(self._frozen_f(X), y)
+            # the template's FrozenPredictive with the members' q(u): mean_X + A^T m_b, prior var + colsum(A (S_b - I) A)
+            return -self.mll(self.template._frozen(X, self.model.variational_strategy), y)
         if (self.fused and self.training and X.dim() == 2 and X.shape[-2] != self.template.num_inducing
                 and bool(self.model.variational_strategy.variational_params_initialized)):
             try:
@@ -164,8 +142,8 @@ class BatchedBundle(torch.nn.Module):
     def gather(self, b: int) -> None:
         """Load member b into the template bundle (evaluated by the ordinary code path)."""
         src, slot = self.where.get(b, (self, b))
-        gather(self.template.model, src.model, slot)
-        gather(self.template.likelihood, src.likelihood, slot)
+        copy_state(self.template.model, src.model, slot)
+        copy_state(self.template.likelihood, src.likelihood, slot)
         self.template.train()  # as after Trainer.fit; eval-mode caches (chol K_ZZ, q(u)) belong to another member
         gpytorch_internals.clear_cache(self.template.model.variational_strategy)
 
@@ -175,10 +153,9 @@ class BatchFailed(RuntimeError):
 
 
 def fit_batched(bundle: BatchedBundle, X, y, trainer) -> list:
-    """Trainer.fit (Adam, full batch) for every member at once, each with its own StoppingRule.
-    After an iteration in which members stopped, the batch shrinks to the members still training (their state and
-    Adam moments carried over), so a finished member costs nothing; bundle.where says where each member's final
-    state is. Raises BatchFailed (with the partial results) when a step fails for the whole batch."""
+    """Trainer.fit (Adam, full batch) for every member at once, each with its own StoppingRule, the batch shrinking
+    as members stop (module docstring), so a finished member costs nothing; bundle.where says where each member's
+    final state is. Raises BatchFailed (with the partial results) when a step fails for the whole batch."""
     run = _BatchedTraining(bundle, trainer, scale=trainer.tol_scale(X.shape[0]))  # full batch
     bundle.train()
     ckpt = getattr(trainer, "checkpoint", None)  # the group's (run/batched.py; training/checkpoint.py)

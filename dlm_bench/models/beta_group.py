@@ -9,17 +9,11 @@ directory; for fixed methods stage 1 once for the batch (and stored, training/st
 per member the ordinary evaluation (models/plugin.py evaluate) and record fields. A batch whose step fails as a whole
 (BatchFailed: a Cholesky error) hands its unfinished members to services.unbatched.
 
-The batch: ONE set of tensors with a leading batch dimension B (GPyTorch batch shapes): per-member q(u) (variational
-mean [B, M], Cholesky [B, M, M]); for joint methods also per-member kernel hyperparameters, Z [B, M, D] and noise;
-for fixed methods the stage-1 SVGP is trained once and its kernel matrices (chol K_ZZ, A = L^-1 K_ZX) are shared by
-every member. The loss is the sum over members of each member's own loss, so the gradient of member b's slice is
-member b's gradient, and Adam (elementwise) makes exactly the unbatched update; members start from the unbatched
-run's initial state (same seed, same RNG draws).
-Each step equals the unbatched step to rounding (batched kernels sum in another order); over
-thousands of Adam steps a member whose training is chaotic (loss spikes) can drift from the unbatched run as a
-run on another BLAS would. Each member keeps its own StoppingRule: after an iteration in which members stopped
-(converged, max_iters or a non-finite loss, which keeps its state before the step) the batch shrinks to the
-members still training, their state and Adam moments carried over; the batch ends when all have stopped.
+The batch (what it holds, its loss and how it shrinks as members stop: models/batched_svgp.py) starts from the
+unbatched run's initial state (same seed, same RNG draws). Each step equals the unbatched step to rounding (batched
+kernels sum in another order); over thousands of Adam steps a member whose training is chaotic (loss spikes) can
+drift from the unbatched run as a run on another BLAS would. A member stops when converged, at max_iters or at a
+non-finite loss (keeping its state before the step); the batch ends when all have stopped.
 Each member is then evaluated through the ordinary (unbatched) bundle and written as an ordinary run
 directory with the run name the unbatched run has (`objective.beta_batch` is not part of run names), so
 reports, resumption and later sweeps (batched or not) see no difference. run.json adds `train.batched: B`.
@@ -44,7 +38,6 @@ import time
 
 from omegaconf import DictConfig
 
-from ..config.capabilities import BetaGroup
 from ..config.schema import Hyperparameters
 from ..errors import ConfigError
 from ..results.outcome import Outcome
@@ -54,10 +47,9 @@ from ..training.stage1_store import PretrainStore
 from ..training.trainer import Trainer, TrainResult
 from ..util.rng import set_rng
 from .batched_svgp import BatchedBundle, BatchFailed, batchable_likelihood, fit_batched
-from .bounds import at_bound_text, parameters_at_bounds
 from .builders import build_bundle
 from .fixed import pretrain_and_freeze
-from .plugin import describe, evaluate, stop_reason, train_section
+from .plugin import add_stop_and_bounds, describe, evaluate, train_section
 
 MAX_BATCH_ELEMENTS = 2e7  # B * M * n per batch (one [B, n, M] float64 tensor: 160 MB); larger groups are chunked
 BATCHED_ESTIMATORS = ("exact", "quadrature", "bmc")
@@ -186,16 +178,9 @@ def _member_outcome(cfg, prep, bundle, result, pretrain, pretrain_info, B, batch
     # both stages: the batch clock starts before stage 1
     out.train = {**train_section(cfg, result, pretrain, pretrain_info, batch_wall), "batched": B,
                  "batch_wall_s": batch_wall}
-    if result.status == "ok" and result.iterations:
-        out.train["stopped"] = stop_reason(cfg, result)
-        bound = at_bound_text(parameters_at_bounds(bundle))
-        if bound:
-            out.train["at_bound"] = bound
+    add_stop_and_bounds(cfg, out, result, bundle)
     return out, error
 
 
 def _full_batch(cfg: DictConfig, n_train: int) -> bool:
     return full_batch(cfg.trainer.batch_size, n_train)
-
-
-BETA_GROUP = BetaGroup(requested=requested, check=check_supported, full_batch=_full_batch, train=train)

@@ -13,9 +13,8 @@ from omegaconf import DictConfig
 
 from .base import ModelBundle
 from .exact import build_exact_gp
-from .fitc import build_fitc
 from .pac_gp import build_pac_gp, build_pac_sgp
-from .sgpr import build_sgpr
+from .sgpr import build_fitc, build_sgpr
 from .sq_dlm import build_sq_dlm
 from .svgp import build_svgp
 

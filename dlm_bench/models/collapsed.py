@@ -50,17 +50,10 @@ class CollapsedTerms:
 
 
 def collapsed_terms(Kuu, Kuf, kff_diag, noise, y, alpha: float = 1.0, jitter=0.0) -> CollapsedTerms:
-    if not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
-    L, eye = jittered_cholesky(Kuu, jitter)
-    A = torch.linalg.solve_triangular(L, Kuf, upper=False)
-    # rounding can make Q_ii exceed K_ii by ~eps; lambda is a variance
-    lam = (kff_diag - A.square().sum(0)).clamp_min(0.0)
-    d = alpha * lam + noise
-    Aw = A / d.sqrt()
-    LB = torch.linalg.cholesky(eye + Aw @ Aw.T)
-    c = torch.linalg.solve_triangular(LB, (Aw @ (y / d.sqrt())).unsqueeze(-1), upper=False).squeeze(-1)
-    return CollapsedTerms(L, A, lam, d, LB, c, y, noise, alpha)
+    """The terms of all N points as one block (`_blocked`), with A = L^{-1} Kuf kept."""
+    t, As = _blocked(Kuu, [(Kuf, kff_diag, y)], noise, alpha, jitter, keep_A=True)
+    t.A = As[0]
+    return t
 
 
 def collapsed_terms_blocked(Kuu, blocks, noise, alpha: float = 1.0, jitter=0.0) -> CollapsedTerms:
@@ -90,15 +83,12 @@ def blocked_terms_and_marginals(Kuu, blocks, noise, alpha: float = 1.0, jitter=0
     training point; all at once its M x N elementwise steps run out of cache (models/pac_gp.py; docs/performance.md:
     0.70 of the all-at-once loss + gradient at N = 32000, M = 500)."""
     t, As = _blocked(Kuu, blocks, noise, alpha, jitter, keep_A=True)
-    means, variances = [], []
-    for A, lam in zip(As, t.lam.split([A.shape[-1] for A in As])):
-        b = torch.linalg.solve_triangular(t.LB, A, upper=False)
-        means.append(b.T @ t.c)
-        variances.append((lam + b.square().sum(0)).clamp_min(0.0))
-    return t, torch.cat(means), torch.cat(variances)
+    return t, *_marginals_at_inputs(t, As)
 
 
 def _blocked(Kuu, blocks, noise, alpha: float, jitter, keep_A: bool = False):
+    """The terms from the blocks of the N points: each block's A = L^{-1} Kuf_b, lambda and D^{-1/2} scaling, the
+    M x M sums A D^{-1} A^T and A D^{-1} y over the blocks; also the blocks' A when `keep_A`."""
     if not 0.0 <= alpha <= 1.0:
         raise ValueError(f"alpha must be in [0, 1], got {alpha}")
     L, eye = jittered_cholesky(Kuu, jitter)
@@ -174,5 +164,14 @@ def predict_at_inputs(t: CollapsedTerms) -> tuple[torch.Tensor, torch.Tensor]:
     (measured: a quarter of a loss-and-gradient step at N = 3000, M = 500, docs/performance.md)."""
     if t.A is None:
         raise ValueError("predict_at_inputs needs the terms of collapsed_terms (collapsed_terms_blocked keeps no A)")
-    b = torch.linalg.solve_triangular(t.LB, t.A, upper=False)
-    return b.T @ t.c, (t.lam + b.square().sum(0)).clamp_min(0.0)
+    return _marginals_at_inputs(t, [t.A])
+
+
+def _marginals_at_inputs(t: CollapsedTerms, As: list) -> tuple[torch.Tensor, torch.Tensor]:
+    """mean = (LB^{-1} A)^T c and var = lambda + |LB^{-1} A|^2 over the column blocks `As` of A."""
+    means, variances = [], []
+    for A, lam in zip(As, t.lam.split([A.shape[-1] for A in As])):
+        b = torch.linalg.solve_triangular(t.LB, A, upper=False)
+        means.append(b.T @ t.c)
+        variances.append((lam + b.square().sum(0)).clamp_min(0.0))
+    return torch.cat(means), torch.cat(variances)

@@ -102,7 +102,7 @@ def rbf_grads(H, zs, xs_b, acc):
 
 
 def rbf_finish(acc, zs, lengthscale, outputscale, needs):
-    """(dZ, dlengthscale, doutputscale) from the accumulated block sums (see `rbf_grads`)."""
+    """(dZ, dlengthscale, doutputscale) from the accumulated block sums (see `rbf_grads`); None where not needed."""
     r, HX, cx2, hsum = acc
     dZ = dls = dos = None
     if needs[0]:
@@ -168,8 +168,7 @@ class WhitenedRBFPredictive(torch.autograd.Function):
         dchol = None
         if ctx.needs_input_grad[4]:
             dchol = (-2.0 * P @ dmid - torch.outer(q, dm)).tril()
-        dZ, dls, dos = (rbf_finish(acc, zs, lengthscale, outputscale, ctx.needs_input_grad[1:4]) if kernel_needed
-                        else (None, None, None))
+        dZ, dls, dos = rbf_finish(acc, zs, lengthscale, outputscale, ctx.needs_input_grad[1:4])
         return (None, dZ, dls, dos, dchol, dmid if ctx.needs_input_grad[5] else None,
                 dm if ctx.needs_input_grad[6] else None, None)
 
@@ -216,6 +215,5 @@ class CollapsedRBFStats(torch.autograd.Function):
                 dK = torch.addmm(torch.outer(w, y_b), V, A)
                 rbf_grads(dK.mul_(K), zs, xs_b, acc)
         dchol = (-(V @ P) - torch.outer(w, v)).tril() if ctx.needs_input_grad[4] else None
-        dZ, dls, dos = (rbf_finish(acc, zs, lengthscale, outputscale, ctx.needs_input_grad[1:4]) if kernel_needed
-                        else (None, None, None))
+        dZ, dls, dos = rbf_finish(acc, zs, lengthscale, outputscale, ctx.needs_input_grad[1:4])
         return None, dZ, dls, dos, dchol, None, None

@@ -20,12 +20,14 @@ import torch
 
 from ..config.schema import SparseQ
 from ..pac.bound import BOUNDS, grid_points, log_theta_size
+from ..pac.evaluation import num_prior_hypers
 from ..pac.kl import kl_collapsed, kl_sparse
 from ..pac.losses import gibbs_risk
 from ..gpmath.cholesky import jittered_cholesky
 from . import collapsed
 from .base import ModelBundle
 from .components import gaussian_likelihood, initial_inducing_points, initial_kernel
+from .sgpr import CollapsedBundle
 
 
 class _PacObjective:
@@ -41,10 +43,6 @@ class _PacObjective:
         return self.bound(risk, kl, y.shape[0], self.log_theta, self.delta)
 
 
-def _num_hypers(kernel) -> int:
-    return int(kernel.base_kernel.lengthscale.numel()) + 1
-
-
 class PacGPBundle(ModelBundle):
     """Full PAC-GP: kernel + sigma_n, Q from eq. (6)."""
 
@@ -53,7 +51,7 @@ class PacGPBundle(ModelBundle):
         self.kernel, self.likelihood = kernel, likelihood
         self.register_buffer("X_train", X_train, persistent=False)
         self.register_buffer("y_train", y_train, persistent=False)
-        self.objective = _PacObjective(pac_cfg, objective, _num_hypers(kernel))
+        self.objective = _PacObjective(pac_cfg, objective, num_prior_hypers(kernel))
 
     def _solve(self, X, y):
         K = self.kernel(X).to_dense()
@@ -89,28 +87,20 @@ class PacGPBundle(ModelBundle):
         return Kxs.T @ alpha, (self.kernel(X, diag=True) - V.square().sum(0)).clamp_min(0.0)
 
 
-class PacSGPBundle(ModelBundle):
-    """Sparse PAC-SGP: kernel + Z (+ sigma_n for fitc/vfe, + a_M, L for free)."""
-
-    # fitc / vfe training loss over blocks of the points on the CPU (collapsed.blocked_terms_and_marginals; False:
-    # all at once): the block size of models/sgpr.py; M = 500: 8 MB per M x block array
-    fast = True
-    BLOCK = 2048
+class PacSGPBundle(CollapsedBundle):
+    """Sparse PAC-SGP: kernel + Z (+ sigma_n for fitc/vfe, + a_M, L for free). fitc / vfe: the collapsed q(u) of
+    models/sgpr.py (its training loss over blocks of the points on the CPU: collapsed.blocked_terms_and_marginals;
+    M = 500: 8 MB per M x block array), trained on the bound instead of F_alpha."""
 
     def __init__(self, kernel, Z, likelihood, X_train, y_train, pac_cfg, objective: str, learn_inducing=True):
-        super().__init__()
-        self.kernel, self.likelihood = kernel, likelihood
+        alpha = {SparseQ.fitc: 1.0, SparseQ.vfe: 0.0, SparseQ.free: 1.0}[pac_cfg.sparse_q]
+        super().__init__(kernel, Z, likelihood, X_train, y_train, alpha, learn_inducing)
         self.sparse_q = pac_cfg.sparse_q
-        self.alpha = {SparseQ.fitc: 1.0, SparseQ.vfe: 0.0, SparseQ.free: 1.0}[self.sparse_q]
-        self.Z = torch.nn.Parameter(Z.clone(), requires_grad=learn_inducing)
         self.register_buffer("Z_init", Z.clone(), persistent=False)  # for plots of the inducing inputs' movement
-        self.register_buffer("X_train", X_train, persistent=False)
-        self.register_buffer("y_train", y_train, persistent=False)
-        self.num_inducing = int(Z.shape[0])
-        self.objective = _PacObjective(pac_cfg, objective, _num_hypers(kernel))
+        self.objective = _PacObjective(pac_cfg, objective, num_prior_hypers(kernel))
         if self.sparse_q is SparseQ.free:
             with torch.no_grad():  # start at the FITC q(u) of the initial hyperparameters
-                t = self._collapsed(X_train, y_train)
+                t = self.terms(X_train, y_train)
                 a, R = collapsed.q_u(t)
                 B = R @ R.T
                 B = 0.5 * (B + B.T) + 1e-10 * B.diagonal().mean() * torch.eye(B.shape[0], dtype=B.dtype)
@@ -122,20 +112,11 @@ class PacSGPBundle(ModelBundle):
 
     @property
     def noise(self):
-        return None if self.sparse_q is SparseQ.free else self.likelihood.noise.reshape(-1)[0]
-
-    def _kernels(self, X):
-        Kuu = self.kernel(self.Z).to_dense()
-        return Kuu, self.kernel(self.Z, X).to_dense(), self.kernel(X, diag=True)
-
-    def _collapsed(self, X, y):
-        Kuu, Kuf, kff = self._kernels(X)
-        noise = self.likelihood.noise.reshape(-1)[0]
-        return collapsed.collapsed_terms(Kuu, Kuf, kff, noise, y, self.alpha, collapsed.default_jitter(Kuu))
+        return None if self.sparse_q is SparseQ.free else self.noise_var()
 
     def _free(self, X):
-        """(L, A = L^{-1} Kuf, kff, w = L^{-1} a, W = L^{-1} L_B, L_B) for the free-form Q(f_M)."""
-        Kuu, Kuf, kff = self._kernels(X)
+        """(L, A = L^{-1} Kuf, kff, W = L^{-1} L_B, L_B) for the free-form Q(f_M)."""
+        Kuu, Kuf, kff = self.kernels(X)
         L, _ = jittered_cholesky(Kuu, collapsed.default_jitter(Kuu))
         Lb = torch.tril(self.q_tril, -1) + torch.diag(self.q_log_diag.exp())
         A = torch.linalg.solve_triangular(L, Kuf, upper=False)
@@ -151,33 +132,25 @@ class PacSGPBundle(ModelBundle):
             L, A, kff, W, Lb = self._free(X)
             mean, var = self._free_marginals(L, A, kff, W)
             return self.objective(y, mean, var, kl_sparse(L, self.q_mean, Lb))
-        if self.fast and X.device.type == "cpu" and X.shape[0] >= 2 * self.BLOCK:  # a cache optimisation: CPU only
-            t, mean, var = self._blocked(X, y)
+        if self.in_blocks(X):
+            t, mean, var = self.blocked_terms(X, y, marginals=True)
         else:
-            t = self._collapsed(X, y)
+            t = self.terms(X, y)
             mean, var = collapsed.predict_at_inputs(t)
         return self.objective(y, mean, var, kl_collapsed(t))
-
-    def _blocked(self, X, y):
-        """`_collapsed` + `predict_at_inputs` with the kernel evaluated block by block (collapsed.kernel_blocks)."""
-        Kuu = self.kernel(self.Z).to_dense()
-        blocks = collapsed.kernel_blocks(self.kernel, self.Z, X, y, self.BLOCK)
-        noise = self.likelihood.noise.reshape(-1)[0]
-        return collapsed.blocked_terms_and_marginals(Kuu, blocks, noise, self.alpha, collapsed.default_jitter(Kuu))
 
     def pac_kl(self):
         if self.sparse_q is SparseQ.free:
             L, _, _, _, Lb = self._free(self.X_train)
             return kl_sparse(L, self.q_mean, Lb)
-        return kl_collapsed(self._collapsed(self.X_train, self.y_train))
+        return super().pac_kl()
 
     @torch.no_grad()
     def predict_f(self, X):
         if self.sparse_q is SparseQ.free:
             L, A, kff, W, _ = self._free(X)
             return self._free_marginals(L, A, kff, W)
-        t = self._collapsed(self.X_train, self.y_train)
-        return collapsed.predict(t, self.kernel(self.Z, X).to_dense(), self.kernel(X, diag=True))
+        return super().predict_f(X)
 
 
 def _kernel_and_likelihood(cfg, X_train):

@@ -97,6 +97,15 @@ def stop_reason(cfg: DictConfig, result: TrainResult) -> str:
     return "iteration_cap" if result.iterations >= cfg.trainer.max_iters else "epoch_limit"
 
 
+def add_stop_and_bounds(cfg: DictConfig, out: Outcome, result: TrainResult, bundle) -> None:
+    """out.train's `stopped` (stop_reason) and `at_bound` (models/bounds.py) of a run that trained."""
+    if result.status == "ok" and result.iterations:
+        out.train["stopped"] = stop_reason(cfg, result)
+        bound = at_bound_text(parameters_at_bounds(bundle))
+        if bound:
+            out.train["at_bound"] = bound
+
+
 def train_section(cfg: DictConfig, result: TrainResult, pretrain=None, pretrain_info=None,
                   total_wall_s: float | None = None, shared: dict | None = None) -> dict:
     """run.json's `train` of a Trainer run; for fixed runs the keys describe stage 2, plus the stage-1 model's.
@@ -178,11 +187,7 @@ def execute(cfg: DictConfig, ctx) -> Outcome:
     finally:  # also for a failure part-way: the record says how far training got
         wall = ctx.training_wall() if trained_wall is None else trained_wall
         out.train = train_section(cfg, result, pretrain, pretrain_info, max(wall, result.wall_s), shared)
-        if result.status == "ok" and result.iterations:
-            out.train["stopped"] = stop_reason(cfg, result)
-            bound = at_bound_text(parameters_at_bounds(bundle))
-            if bound:
-                out.train["at_bound"] = bound
+        add_stop_and_bounds(cfg, out, result, bundle)
         fallbacks = getattr(getattr(bundle, "mll", None), "fallbacks", None)
         if fallbacks is not None:  # uPS: (sample, example) pairs drawn by the exact inverse-CDF fallback
             out.train["ups_fallbacks"] = int(fallbacks)

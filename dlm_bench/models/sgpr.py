@@ -1,5 +1,6 @@
-"""Collapsed SGPR (Titsias 2009) and the bundle shared with FITC: only the kernel hyperparameters, the
-noise and Z are trained; q(u) is the optimum for them, computed in closed form (models/collapsed.py)."""
+"""Collapsed SGPR (Titsias 2009) and FITC (Snelson & Ghahramani 2006), one bundle with alpha = 0 and 1: only the
+kernel hyperparameters, the noise and Z are trained; q(u) is the optimum for them, computed in closed form
+(models/collapsed.py)."""
 
 from __future__ import annotations
 
@@ -28,14 +29,25 @@ class CollapsedBundle(ModelBundle):
         self.register_buffer("y_train", y_train, persistent=False)
         self.num_inducing = int(Z.shape[0])
 
-    def terms(self, X: torch.Tensor, y: torch.Tensor) -> collapsed.CollapsedTerms:
+    def kernels(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(Kuu, Kuf, diag Kff) at the inputs X."""
         Kuu = self.kernel(self.Z).to_dense()
-        Kuf = self.kernel(self.Z, X).to_dense()
-        kff = self.kernel(X, diag=True)
-        return collapsed.collapsed_terms(Kuu, Kuf, kff, self.noise, y, self.alpha, collapsed.default_jitter(Kuu))
+        return Kuu, self.kernel(self.Z, X).to_dense(), self.kernel(X, diag=True)
+
+    def terms(self, X: torch.Tensor, y: torch.Tensor) -> collapsed.CollapsedTerms:
+        Kuu, Kuf, kff = self.kernels(X)
+        return collapsed.collapsed_terms(Kuu, Kuf, kff, self.noise_var(), y, self.alpha, collapsed.default_jitter(Kuu))
+
+    def noise_var(self) -> torch.Tensor:
+        """The likelihood's noise variance (also where `noise` is None: free-form PAC-SGP's initial q(u))."""
+        return self.likelihood.noise.reshape(-1)[0]
+
+    def in_blocks(self, X: torch.Tensor) -> bool:
+        """Whether the training loss runs over blocks of the points: a cache optimisation, so on the CPU only."""
+        return self.fast and X.device.type == "cpu" and X.shape[0] >= 2 * self.BLOCK
 
     def loss(self, X, y):
-        if self.fast and X.device.type == "cpu" and X.shape[0] >= 2 * self.BLOCK:  # a cache optimisation: CPU only
+        if self.in_blocks(X):
             if self.alpha == 0.0 and fused_rbf.supports_fused_rbf(self.kernel, self.Z, X):
                 return self.fused_vfe(X, y) / X.shape[0]
             return collapsed.neg_log_marginal(self.blocked_terms(X, y)) / X.shape[0]
@@ -52,11 +64,13 @@ class CollapsedBundle(ModelBundle):
         kff_sum = self.kernel(X, diag=True).sum()
         return collapsed.vfe_from_stats(P, v, kff_sum, y.square().sum(), self.noise, X.shape[0])
 
-    def blocked_terms(self, X: torch.Tensor, y: torch.Tensor) -> collapsed.CollapsedTerms:
-        """`terms` with the kernel evaluated block by block (collapsed.kernel_blocks)."""
+    def blocked_terms(self, X: torch.Tensor, y: torch.Tensor, marginals: bool = False):
+        """`terms` with the kernel evaluated block by block (collapsed.kernel_blocks); `marginals`: also q(f)'s
+        marginals at X (collapsed.blocked_terms_and_marginals, for PAC-SGP's loss)."""
         Kuu = self.kernel(self.Z).to_dense()
         blocks = collapsed.kernel_blocks(self.kernel, self.Z, X, y, self.BLOCK)
-        return collapsed.collapsed_terms_blocked(Kuu, blocks, self.noise, self.alpha, collapsed.default_jitter(Kuu))
+        fn = collapsed.blocked_terms_and_marginals if marginals else collapsed.collapsed_terms_blocked
+        return fn(Kuu, blocks, self.noise_var(), self.alpha, collapsed.default_jitter(Kuu))
 
     def pac_kl(self):
         """KL(q(u) || p(u)) of the implied q(u) (Reeb et al. 2018, eqs. 10-11), for paper=pac reports."""
@@ -80,3 +94,8 @@ def build_collapsed(cfg, X_train: torch.Tensor, y_train: torch.Tensor, alpha: fl
 def build_sgpr(cfg, X_train: torch.Tensor, y_train: torch.Tensor) -> CollapsedBundle:
     """Titsias (2009): the collapsed ELBO, alpha = 0."""
     return build_collapsed(cfg, X_train, y_train, alpha=0.0)
+
+
+def build_fitc(cfg, X_train: torch.Tensor, y_train: torch.Tensor) -> CollapsedBundle:
+    """Snelson & Ghahramani (2006): alpha = 1."""
+    return build_collapsed(cfg, X_train, y_train, alpha=1.0)

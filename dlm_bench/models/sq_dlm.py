@@ -37,10 +37,6 @@ class SqDLMBundle(ModelBundle):
         a = torch.linalg.solve_triangular(sol.L, self.kernel(self.Z, X).to_dense(), upper=False)
         return a.T @ sol.v, None  # K_*u Kuu^{-1} m* = (L^{-1} Ku*)^T v*
 
-    @property
-    def noise(self):
-        return None
-
     def adopt_hyperparameters(self, pretrained) -> None:
         """Fixed sq-DLM: the stage-1 model's kernel and Z (SVGP, or the collapsed SGPR in regression), frozen
         (m stays in closed form)."""

@@ -57,7 +57,8 @@ class FrozenPredictive:
     With nothing but q(u) = N(m, S) trained, L is computed once per run and A once per input tensor: the
     full-batch X is the same tensor every iteration, so A is reused; a minibatch gets its own A (from the
     cached L). Same operations as GPyTorch's training-mode forward, so the same numbers
-    (tests/unit/models/test_fixed_fast_path.py)."""
+    (tests/unit/models/test_fixed_fast_path.py). The batched beta grid's members share the prior terms: called
+    with their batched strategy, q(f) has their q(u) (models/batched_svgp.py)."""
 
     def __init__(self, model):
         self.model = model
@@ -82,8 +83,8 @@ class FrozenPredictive:
         prior_var = self.model.covar_module(X, diag=True) + strategy.jitter_val
         return self.model.mean_module(X), A, prior_var
 
-    def __call__(self, X):
-        strategy = self.model.variational_strategy
+    def __call__(self, X, strategy=None):
+        strategy = self.model.variational_strategy if strategy is None else strategy
         gpytorch_internals.clear_cache(strategy)  # q(u) is memoised per call, as in GPyTorch's training-mode __call__
         gpytorch_internals.initialise_q_u(strategy)  # as GPyTorch's first training-mode call
         # a kernel/mean/Z changed in place (load_state_dict) or moved (.to): start again
@@ -129,12 +130,6 @@ class SVGPBundle(ModelBundle):
 
     def predict_f(self, X):
         return predict_f(self.model, X)
-
-    @property
-    def noise(self):
-        """The Gaussian noise variance (Student-t: squared scale); None for likelihoods without one."""
-        noise = getattr(self.likelihood, "noise", None)
-        return None if noise is None else noise.reshape(-1)[0]
 
     def adopt_hyperparameters(self, pretrained) -> None:
         """Fixed DLM: copy the kernel, mean, noise and Z of a trained SVGP (or of a collapsed SGPR, the

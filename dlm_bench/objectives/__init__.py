@@ -29,7 +29,6 @@ OBJECTIVES = {s.name: s for s in (
 )}
 
 
-
 def pac_evaluation(cfg) -> bool:
     """Whether a run gets the PAC-Bayes metrics: asked for (eval.pac=true; the PAC experiments set it), or implied
     by a PAC-Bayes objective."""

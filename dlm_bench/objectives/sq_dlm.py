@@ -41,10 +41,3 @@ def sq_dlm_solve(Kuu, Kuf, y, beta: float, jitter=0.0) -> SqDLMSolution:
     loss = 0.5 * (y.square().sum() - w.square().sum() / beta)
     return SqDLMSolution(L, v, loss)
 
-
-def sq_dlm_objective(m, Kuu, Kuf, y, beta: float, jitter=0.0) -> torch.Tensor:
-    """J(m) for any m (the closed form's minimum, and the tests' gradient-descent check)."""
-    L, _ = jittered_cholesky(Kuu, jitter)
-    v = torch.linalg.solve_triangular(L, m.unsqueeze(-1), upper=False).squeeze(-1)  # L^{-1} m
-    A = torch.linalg.solve_triangular(L, Kuf, upper=False)
-    return 0.5 * (A.T @ v - y).square().sum() + 0.5 * beta * v.square().sum()

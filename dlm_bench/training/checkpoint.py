@@ -67,7 +67,6 @@ class Checkpoint:
         self.every_s = float(every_s or 0)
         self.identity = identity or {}  # must match on load: run name and config hash (+ a group's member indices)
         self._last = time.monotonic()
-        self.saves = 0
 
     @property
     def enabled(self) -> bool:
@@ -86,7 +85,6 @@ class Checkpoint:
         record = {"format": FORMAT, "identity": self.identity, "progress": min(max(float(progress), 0.0), 1.0), **state}
         atomic_write(self.path, lambda fh: torch.save(record, fh), prefix=TMP_PREFIX)
         self._last = time.monotonic()
-        self.saves += 1
 
     def ignore(self, why: str) -> None:
         """One line on stderr: this checkpoint is not resumed (why), the run trains from its fresh state."""

@@ -112,8 +112,7 @@ class CorruptState(Exception):
 
 
 class PretrainStore:
-    """Stage-1 states keyed by `pretrain_key`. `trainings` counts the stage-1 models this process trained,
-    `rebuilt` the corrupt ones among them."""
+    """Stage-1 states keyed by `pretrain_key`."""
 
     def __init__(self, root: Path | str, poll_s: float = 0.5, wait_s: float | None = None,
                  progress_s: float | None = None):
@@ -122,8 +121,6 @@ class PretrainStore:
         self.wait_s = wait_s if wait_s is not None else env_seconds("DLM_BENCH_PRETRAIN_WAIT_S", DEFAULT_WAIT_S)
         self.progress_s = (progress_s if progress_s is not None
                            else env_seconds("DLM_BENCH_PRETRAIN_PROGRESS_S", DEFAULT_PROGRESS_S))
-        self.trainings = 0
-        self.rebuilt = 0
 
     def _paths(self, key: str) -> tuple[Path, Path, Path]:
         d = self.root / key
@@ -193,8 +190,6 @@ class PretrainStore:
                         _log(f"stage-1 model {key} is corrupt ({corrupt}); rebuilding it")
                         meta_path.unlink(missing_ok=True)  # incomplete until rebuilt
                     result = fit()
-                    self.trainings += 1
-                    self.rebuilt += bool(corrupt)
                     if result.status == "ok":
                         state = {k: v.detach().cpu() for k, v in bundle.state_dict().items()}
                         buf = io.BytesIO()

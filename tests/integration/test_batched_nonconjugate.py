@@ -14,7 +14,7 @@ import json
 import pytest
 import torch
 
-from dlm_bench.models.batched_svgp import BatchedBundle, gather
+from dlm_bench.models.batched_svgp import BatchedBundle, copy_state
 from dlm_bench.models.builders import build_bundle
 from dlm_bench.models.task_defaults import resolve_task_defaults
 from dlm_bench.run.context import prepare_data
@@ -115,7 +115,7 @@ def test_batched_bmc_member_matches_reference_in_expectation(glm_tables, tmp_pat
         for p in batch.parameters():
             p.add_(0.2 * torch.randn(p.shape, generator=g, dtype=p.dtype))
     b = 1
-    gather(reference.model, batch.model, b)
+    copy_state(reference.model, batch.model, b)
     reference.mll.beta = 10.0
     reference.train()
     names = [n for n, _ in reference.named_parameters()]
