@@ -70,6 +70,16 @@ def drop_added_later(d: dict) -> dict:
     return d
 
 
+def drop_not_in_name(d: dict) -> dict:
+    """Remove from a config dict (in place) the settings that say where or how to run (NOT_IN_RUN_NAME,
+    TRAINER_NOT_IN_RUN_NAME): run names, checkpoint identities and the sweep estimate's settings key leave them out."""
+    for k in NOT_IN_RUN_NAME:
+        d.pop(k, None)
+    for key in TRAINER_NOT_IN_RUN_NAME:
+        d.get("trainer", {}).pop(key, None)
+    return d
+
+
 def run_name(cfg: DictConfig, resolve: bool = True) -> str:
     """Deterministic: readable key fields + a hash of everything that can change the result. Works on a copy
     (task defaults resolved there), so the caller's config is unchanged; an unknown dataset or likelihood raises
@@ -90,10 +100,7 @@ def run_name(cfg: DictConfig, resolve: bool = True) -> str:
     for (group, key), last in REMOVED_LATER.items():
         if group in d:
             d[group][key] = last
-    for k in NOT_IN_RUN_NAME:
-        d.pop(k, None)
-    for key in TRAINER_NOT_IN_RUN_NAME:
-        d.get("trainer", {}).pop(key, None)
+    drop_not_in_name(d)
     d.get("objective", {}).pop("beta_batch", None)  # how, not what: batched and unbatched runs share names
     d.pop("eval", None)  # what is evaluated shows in whether the pac settings are hashed
     if not pac_evaluation(cfg):
@@ -117,11 +124,7 @@ def checkpoint_identity(cfg: DictConfig) -> dict:
     """What a checkpoint records of its run (training/checkpoint.py): the run name and a hash of the whole
     configuration less where and how it runs, so a checkpoint put in another run's place (another seed's, another
     M's) is not resumed there."""
-    d = config_dict(cfg)
-    for k in NOT_IN_RUN_NAME:
-        d.pop(k, None)
-    for key in TRAINER_NOT_IN_RUN_NAME:
-        d.get("trainer", {}).pop(key, None)
+    d = drop_not_in_name(config_dict(cfg))
     for group, key in CHECKPOINT_ADDED_LATER:  # keys added after checkpoints were written, at their implicit value
         if d.get(group, {}).get(key, ADDED_LATER[(group, key)][0]) in ADDED_LATER[(group, key)]:
             d.get(group, {}).pop(key, None)
