@@ -138,8 +138,12 @@ def default_factor(cls: tuple) -> float:
 
 
 def model_terms(config: dict, model: str) -> tuple[float, float] | None:
-    """(the step work's seconds before the class factor, the sampling estimator's seconds), or None (no model)."""
-    if not trainer_fits(model):
+    """(the step work's seconds before the class factor, the sampling estimator's seconds), or None (no model: the
+    shared Trainer does not fit this model, the registry's ModelSpec.own_loop)."""
+    from ..registry.models import MODELS  # here: the registry imports torch, which a plain settings key does not need
+
+    spec = MODELS.get(model)
+    if spec is None or spec.own_loop:
         return None
     n = n_train(config)
     if not n:
@@ -151,14 +155,6 @@ def model_terms(config: dict, model: str) -> tuple[float, float] | None:
     est = config.get("estimator") or {}
     samples = (est.get("num_samples") or 0) if est.get("name") in ("bmc", "ups", "smooth_bmc") else 0
     return steps * (C0 + C1 * (B * M * M + M**3)), steps * C_SAMPLE * B * samples
-
-
-def trainer_fits(model: str) -> bool:
-    """The shared Trainer fits this model (the registry's ModelSpec: not own_loop), so the cost model covers it."""
-    from ..registry.models import MODELS  # here: the registry imports torch, which a plain settings key does not need
-
-    spec = MODELS.get(model)
-    return spec is not None and not spec.own_loop
 
 
 def modelled_seconds(config: dict, model: str, likelihood: str | None, batched: bool,
@@ -280,11 +276,8 @@ class Estimate:
     def add(self, part: "Estimate") -> None:
         """Count another results directory's points in (a sweep whose points write to several)."""
         for name in ("seconds", "from_runs", "from_model", "from_sizes", "unknown", "calibrated_on", "beyond_grid",
-                     "resumed"):
+                     "resumed", "per_point", "units", "groups"):
             setattr(self, name, getattr(self, name) + getattr(part, name))
-        self.per_point += part.per_point
-        self.units += part.units
-        self.groups += part.groups
         self.launcher = part.launcher
 
     def wall_seconds(self) -> float:

@@ -19,13 +19,11 @@ from ..errors import ConfigError, NotApplicable, OutOfRequeues, ResultsNotWritte
 from ..results.contract import read_status
 from ..run import execute, run_dir_for
 from ..run.batched import RunningElsewhere, group_lock, requested
-from ..run.progress import progress
-from ..run.record import failure_record
+from ..run.record import failure_record, progress
 from ..run.signals import check_not_terminated, install
 from ..util.logline import numbered
 from ..util.locks import SWEEP_ID_ENV, RunLock, holder
-from .compose import job_number, job_overrides
-from .hydra_job import sweep_beta_indices
+from .compose import job_number, job_overrides, sweep_beta_indices
 from .deadline import defer_reason, stop_at_deadline
 from .progress import announce
 from .watchdog import in_joblib_worker, watch_parent
