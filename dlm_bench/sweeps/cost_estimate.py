@@ -256,6 +256,17 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
 
+# how the estimate line says its points were counted: Estimate's count -> its words
+HOW = {
+    "from_runs": "from finished runs of the same settings",
+    "from_model": "from the cost model ({cal})",
+    "from_sizes": "scaled from finished runs at other sizes (rough)",
+    "unknown": "without an estimate (models with their own fit loop: run one point first)",
+    "resumed": "resuming from a checkpoint (only the iterations left counted)",
+    "beyond_grid": "beyond the beta grid at their training size (not counted: nothing to run)",
+}
+
+
 @dataclass
 class Estimate:
     seconds: float = 0.0  # the new points' CPU seconds (single-core): training plus RUN_OVERHEAD_S per run or group
@@ -311,22 +322,10 @@ class Estimate:
             resumed = f"; {self.resumed} resuming from a checkpoint" if self.resumed else ""
             return (f"estimate: {points}, no estimate: models with their own fit loop have none until a point of the "
                     f"same settings has finished (run one point first, then --estimate again){resumed}")
-        parts = [f"estimate: {points}, {self._wall_part()}, {amount} of runs (single-core)"]
-        how = []
-        if self.from_runs:
-            how.append(f"{self.from_runs} from finished runs of the same settings")
-        if self.from_model:
-            cal = f"recalibrated on {self.calibrated_on} finished runs" if self.calibrated_on else "default calibration"
-            how.append(f"{self.from_model} from the cost model ({cal})")
-        if self.from_sizes:
-            how.append(f"{self.from_sizes} scaled from finished runs at other sizes (rough)")
-        if self.unknown:
-            how.append(f"{self.unknown} without an estimate (models with their own fit loop: run one point first)")
-        if self.resumed:
-            how.append(f"{self.resumed} resuming from a checkpoint (only the iterations left counted)")
-        if self.beyond_grid:
-            how.append(f"{self.beyond_grid} beyond the beta grid at their training size (not counted: nothing to run)")
-        line = parts[0] + (": " + "; ".join(how) if how else "")
+        cal = f"recalibrated on {self.calibrated_on} finished runs" if self.calibrated_on else "default calibration"
+        how = [f"{getattr(self, count)} {text.format(cal=cal)}" for count, text in HOW.items() if getattr(self, count)]
+        line = f"estimate: {points}, {self._wall_part()}, {amount} of runs (single-core)"
+        line += (": " + "; ".join(how)) if how else ""
         if hours > WARN_CPU_HOURS:
             line += (f"; WARNING: above {WARN_CPU_HOURS:g} CPU hours: consider launcher=slurm, a smaller grid or "
                      "--time-limit")
