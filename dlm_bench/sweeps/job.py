@@ -29,7 +29,7 @@ from .progress import announce
 from .watchdog import in_joblib_worker, watch_parent
 
 
-def _set_threads(cfg: DictConfig) -> int:
+def _set_threads(cfg: DictConfig) -> None:
     import torch
 
     from ..run.threads import set_cores
@@ -39,7 +39,6 @@ def _set_threads(cfg: DictConfig) -> int:
         cpus = max(1, (os.cpu_count() or 1) // max(1, cfg.launcher.n_jobs))
     torch.set_num_threads(cpus)
     set_cores(cpus)  # the run then takes 1 thread or these `cpus` (dlm_bench/run/threads.py)
-    return cpus
 
 
 def point_state(cfg: DictConfig, run_dir: Path | None = None) -> tuple[str, Path | None]:
