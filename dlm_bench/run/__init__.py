@@ -1,8 +1,8 @@
 """The run harness: one path for every model kind (harness.execute), its run names (naming), the context a model
 family gets (context.RunContext), the one record builder and writer (record), the harness's part of batched beta
-grids (batched), SIGTERM (signals) and the progress line (progress). Imports only point down: registries and
+grids (batched), SIGTERM (signals) and the progress line (record.progress). Imports only point down: registries and
 leaves; a model family is reached only through its ModelSpec (execute, task_defaults, name_defaults, beta_group),
-and no Hydra state is read here (a sweep job passes its overrides and beta indices in: sweeps/hydra_job.py).
+and no Hydra state is read here (a sweep job passes its overrides and beta indices in: sweeps/compose.py).
 
 The names below are loaded on first use (PEP 562): importing a light submodule (run.threads, run.naming) must not
 load the harness and with it torch and gpytorch (`dlm-bench --help` and `datasets` import run.threads).

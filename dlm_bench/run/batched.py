@@ -4,7 +4,7 @@ by the harness's record writer (run/record.py). A capability a model family offe
 their run locks, the data, writing each member's record); the family's part -- the SVGP family's,
 models/beta_group.py with models/batched_svgp.py -- trains the members and gets the harness's services as
 callbacks (GroupServices), so neither imports the other. The sweep's beta indices are passed in by the caller
-(sweeps/hydra_job.py reads them from the Hydra job).
+(sweeps/compose.py reads them from the Hydra job).
 
 `objective.beta_batch=true` with `objective.beta_index=k`: the run trains the whole group -- the same configuration at
 every beta index of the sweep (the caller's `beta_indices`, else the full grid [n, n/2, ... >= min_beta]) -- and
@@ -42,8 +42,8 @@ from ..util.rng import get_rng
 from .. import data
 from .context import DTYPES, resolve_device, seed_everything, split_tensors
 from .naming import run_dir_for, run_name
-from .progress import progress
-from .record import build_record, probe_run_dir, record_failure, remove_if_empty, topmost_missing, write_run
+from .record import (build_record, probe_run_dir, progress, record_failure, remove_if_empty, topmost_missing,
+                     write_run)
 from .threads import apply_threads
 
 GROUP_DIR = ".beta_batch"
@@ -66,6 +66,12 @@ def member_config(cfg: DictConfig, k: int, n_train: int | None = None) -> DictCo
     if n_train is not None:
         m.objective.beta = n_train / 2**k
     return m
+
+
+def group_indices(cfg: DictConfig, n_train: int, beta_indices: list[int] | None) -> list[int]:
+    """The beta indices a group trains at this training size: the sweep's (None: the full grid) within the grid."""
+    size = len(beta_grid(n_train, cfg.objective.min_beta))
+    return [k for k in (beta_indices or range(size)) if 0 <= k < size]
 
 
 def group_lock_dir(cfg: DictConfig) -> Path:
@@ -143,9 +149,7 @@ def _train_group(cfg: DictConfig, spec: ModelSpec, unbatched, beta_indices):
         return _minibatch_point(cfg, unbatched)
     own = cfg.objective.beta_index
     cfg.objective.beta = resolve_beta(cfg.objective, n)  # OutsideBetaGrid for the own index, as unbatched
-    size = len(beta_grid(n, cfg.objective.min_beta))
-    wanted = beta_indices or range(size)
-    indices = sorted({k for k in wanted if 0 <= k < size} | {own})
+    indices = sorted(set(group_indices(cfg, n, beta_indices)) | {own})
 
     members, locks = [], []  # (k, cfg, run_dir)
     try:

@@ -42,7 +42,7 @@ from .record import build_record, probe_run_dir, record_failure, remove_if_empty
 
 def validate_point(cfg: DictConfig, overrides: list[str] | None = None):
     """Step 1 on `cfg` (mutated like a run: beta grid flag, task defaults): its ModelSpec, or a one-line error.
-    overrides: the point's command-line overrides (a sweep job's: sweeps/hydra_job.py; default none), for
+    overrides: the point's command-line overrides (a sweep job's: sweeps/compose.py; default none), for
     validation.check_choices."""
     spec = model_spec(cfg)
     apply_beta_grid_flag(cfg.objective)
@@ -54,7 +54,7 @@ def validate_point(cfg: DictConfig, overrides: list[str] | None = None):
 
 def execute(cfg: DictConfig, beta_indices: list[int] | None = None,
             overrides: list[str] | None = None) -> tuple[RunRecord, Path]:
-    """One run. Passed in by a sweep job (sweeps/hydra_job.py; the harness reads no Hydra state): beta_indices, the
+    """One run. Passed in by a sweep job (sweeps/compose.py; the harness reads no Hydra state): beta_indices, the
     sweep's beta indices, the members of a batched beta group (None: the full grid); overrides, the job's, for
     validate_point."""
     spec = validate_point(cfg, overrides)

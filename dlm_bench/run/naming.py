@@ -60,13 +60,25 @@ REMOVED_LATER = {
 }
 
 
-def drop_added_later(d: dict) -> dict:
-    """Remove from a config dict (in place) every ADDED_LATER key that holds its old implicit value: a config written
-    before the key existed and one written after compare equal (run names; the sweep estimate's settings key)."""
-    for (group, key), implicit in ADDED_LATER.items():
+def drop_added_later(d: dict, keys=tuple(ADDED_LATER)) -> dict:
+    """Remove from a config dict (in place) every ADDED_LATER key (of `keys`) that holds its old implicit value: a
+    config written before the key existed and one written after compare equal (run names, settings keys,
+    checkpoints)."""
+    for group, key in keys:
+        implicit = ADDED_LATER[(group, key)]
         section = d.get(group)
         if isinstance(section, dict) and section.get(key, implicit[0]) in implicit:
             section.pop(key, None)
+    return d
+
+
+def drop_not_in_name(d: dict) -> dict:
+    """Remove from a config dict (in place) the settings that say where or how to run (NOT_IN_RUN_NAME,
+    TRAINER_NOT_IN_RUN_NAME): run names, checkpoint identities and the sweep estimate's settings key leave them out."""
+    for k in NOT_IN_RUN_NAME:
+        d.pop(k, None)
+    for key in TRAINER_NOT_IN_RUN_NAME:
+        d.get("trainer", {}).pop(key, None)
     return d
 
 
@@ -90,10 +102,7 @@ def run_name(cfg: DictConfig, resolve: bool = True) -> str:
     for (group, key), last in REMOVED_LATER.items():
         if group in d:
             d[group][key] = last
-    for k in NOT_IN_RUN_NAME:
-        d.pop(k, None)
-    for key in TRAINER_NOT_IN_RUN_NAME:
-        d.get("trainer", {}).pop(key, None)
+    drop_not_in_name(d)
     d.get("objective", {}).pop("beta_batch", None)  # how, not what: batched and unbatched runs share names
     d.pop("eval", None)  # what is evaluated shows in whether the pac settings are hashed
     if not pac_evaluation(cfg):
@@ -117,14 +126,8 @@ def checkpoint_identity(cfg: DictConfig) -> dict:
     """What a checkpoint records of its run (training/checkpoint.py): the run name and a hash of the whole
     configuration less where and how it runs, so a checkpoint put in another run's place (another seed's, another
     M's) is not resumed there."""
-    d = config_dict(cfg)
-    for k in NOT_IN_RUN_NAME:
-        d.pop(k, None)
-    for key in TRAINER_NOT_IN_RUN_NAME:
-        d.get("trainer", {}).pop(key, None)
-    for group, key in CHECKPOINT_ADDED_LATER:  # keys added after checkpoints were written, at their implicit value
-        if d.get(group, {}).get(key, ADDED_LATER[(group, key)][0]) in ADDED_LATER[(group, key)]:
-            d.get(group, {}).pop(key, None)
+    # keys added after checkpoints were written, at their implicit value
+    d = drop_added_later(drop_not_in_name(config_dict(cfg)), CHECKPOINT_ADDED_LATER)
     config = hashlib.sha1(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:12]
     try:
         name = run_name(cfg)

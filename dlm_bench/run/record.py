@@ -1,5 +1,6 @@
-"""The run record: the one place a RunRecord is built (from the config and the model family's Outcome) and the one
-place a run directory's files are written (artifacts, curve.csv, then run.json last, atomically)."""
+"""The run record: the one place a RunRecord is built (from the config and the model family's Outcome), the one
+place a run directory's files are written (artifacts, curve.csv, then run.json last, atomically), and the one progress
+line per finished run (a sweep's jobs may run in other processes: each prints its own)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from ..registry.models import method_of, objective_label, paper_of
 from ..results.contract import RunRecord, env_info, write_curve_csv, write_run_json
 from ..results.outcome import Outcome
 from ..results.checkpoint_files import TMP_PREFIX, remove_checkpoints
+from ..util.logline import log_line
 from .naming import config_dict
 
 TRAIN_DEFAULTS = {"iterations": 0, "epochs": 0, "converged": False, "wall_s": 0.0, "final_loss": None}
@@ -159,3 +161,9 @@ def failure_record(cfg: DictConfig, err: BaseException) -> tuple[RunRecord, Path
     record = build_record(cfg, out)
     write_run(run_dir, record, out)
     return record, run_dir
+
+
+def progress(run_dir: Path, status: str, metrics: dict, wall_s, error: str | None = None) -> None:
+    shown = " ".join(f"{k}={metrics[k]:.4f}" for k in ("test_nll", "test_mse", "test_error") if k in metrics)
+    extra = f" ({wall_s:.1f} s)" if wall_s is not None else ""
+    log_line(" ".join(part for part in (status, run_dir.name, (shown + extra).strip(), error) if part))

@@ -10,8 +10,8 @@ import sys
 import time
 
 from ..errors import USAGE_EXIT, UserError
-from .compose import (check_hydra_overrides, compose_config, compose_errors, composition_message, plain_value,
-                      quote_overrides)
+from .compose import (check_experiment, check_hydra_overrides, compose_config, compose_errors, composition_message,
+                      plain_value, quote_overrides)
 
 CFG_CHOICES = ("job", "hydra", "all")
 
@@ -129,8 +129,6 @@ def _sweep_deadline(args) -> float | None:
 def _sweep_overrides(args) -> list[str]:
     """The command line's overrides, checked (no fixed run_dir, a known experiment), with an absolute results_dir
     (jobs may run in other processes or elsewhere, SLURM), line progress and the --force / --retry-failed flags."""
-    from ..config.schema import group_options
-
     check_hydra_overrides(list(args.overrides), "sweep")
     overrides = quote_overrides(list(args.overrides))
     for ov in overrides:
@@ -138,8 +136,8 @@ def _sweep_overrides(args) -> list[str]:
         if key == "run_dir" and value not in ("", "null") and "${" not in value and "," not in value:
             raise UserError(f"run_dir={value} in a sweep would put every grid point in one folder; leave it out "
                             "(runs go to <results_dir>/<experiment>/<run name>) or make it vary per job, e.g. run_dir=out/${seed}")
-        if key.lstrip("+") == "experiment" and value not in group_options("experiment"):
-            raise UserError(f"unknown experiment {value!r}; valid choices: {', '.join(group_options('experiment'))}")
+        if key.lstrip("+") == "experiment":
+            check_experiment(value)
     given = [ov for ov in overrides if ov.startswith("results_dir=")]
     results_dir = plain_value(given[-1]) if given else "results"
     if not results_dir.strip() or results_dir.strip() in ("null", "''", '""'):  # abspath("") is the current directory
@@ -180,7 +178,7 @@ def sweep_command(args) -> int:
     --dry-run, --estimate). The exit status: 0, 1 (a point failed), 2 (not run), 75 (points deferred)."""
     from .deadline import DEFERRED_EXIT, set_deadline
     from .launch import run_sweep, summary_line
-    from .plan import dry_run_lines, estimate_line, invalid_points_message, plan_estimate, plan_sweep
+    from .plan import dry_run_lines, invalid_points_message, plan_estimate, plan_sweep
     from .progress import Progress
     from .preflight import preflight
 
@@ -196,7 +194,7 @@ def sweep_command(args) -> int:
         if no_data and not args.dry_run:  # `make reproduce-*` runs --estimate first: one line, exit 2
             raise UserError(no_data)
         print("\n".join(dry_run_lines(plan) if args.dry_run else dry_run_lines(plan)[-1:]))
-        print(estimate_line(plan))
+        print(plan_estimate(plan)[0].line())
         if invalid or no_data:
             print(f"dlm-bench: error: {invalid or no_data}", file=sys.stderr)
         return USAGE_EXIT if invalid or no_data else 0

@@ -1,8 +1,9 @@
 """Hydra at the edge: composition of conf/ with command-line overrides, the override grammar (quoting, plain values,
 the hydra.* keys dlm-bench does not read), Hydra's and OmegaConf's error wording as one line, and what a sweep's job
-asks of Hydra (its number, its overrides, the values the sweep gives a key). With sweeps/hydra_app.py (the multirun,
-Hydra's private API) the only modules that import hydra (tests/unit/test_layers.py counts them); everything below
-gets what it needs from Hydra passed in. hydra is imported inside the functions: --help and completion stay light."""
+asks of Hydra (its number, its overrides, the values the sweep gives a key, its beta indices). With
+sweeps/hydra_app.py (the multirun, Hydra's private API) the only modules that import hydra (tests/unit/test_layers.py
+counts them); everything below gets what it needs from Hydra passed in. hydra is imported inside the functions:
+--help and completion stay light."""
 
 from __future__ import annotations
 
@@ -161,13 +162,20 @@ def check_groups(overrides: list[str]) -> None:
 
     for ov in overrides:
         key, sep, value = ov.partition("=")
-        if key.lstrip("+~") == "experiment" and sep and value not in group_options("experiment"):
-            raise UserError(f"unknown experiment {value!r}; valid choices: {', '.join(group_options('experiment'))}")
+        if key.lstrip("+~") == "experiment" and sep:
+            check_experiment(value)
         if key.startswith(("+", "~")) and key.lstrip("+~") not in GROUPS + ("experiment",):
             raise UserError(f"cannot add or delete config key {key.lstrip('+~')!r}: the schema is fixed (dlm-bench experiments lists the groups)")
         key = key.lstrip("+~")
         if sep and key in GROUPS and value and "," not in value and value not in group_options(key):
             raise UserError(f"unknown {key} {value!r}; valid choices: {', '.join(group_options(key))}")
+
+
+def check_experiment(value: str) -> None:
+    from ..config.schema import group_options
+
+    if value not in group_options("experiment"):
+        raise UserError(f"unknown experiment {value!r}; valid choices: {', '.join(group_options('experiment'))}")
 
 
 def resolve_interpolations(cfg) -> None:
@@ -179,18 +187,12 @@ def resolve_interpolations(cfg) -> None:
     try:
         OmegaConf.to_container(cfg, resolve=True)
     except OmegaConfBaseException as err:
-        raise UserError(interpolation_message(err)) from None
+        key = getattr(err, "full_key", None)
+        text = str(err).splitlines()[0].strip() if str(err).strip() else type(err).__name__
+        raise UserError(f"cannot resolve {key}: {text}" if key else one_line(err)) from None
 
 
 # --- Hydra's error wording, one line -------------------------------------------------------------------------------
-
-
-def interpolation_message(err: BaseException) -> str:
-    key = getattr(err, "full_key", None)
-    text = str(err).splitlines()[0].strip() if str(err).strip() else type(err).__name__
-    if key:
-        return f"cannot resolve {key}: {text}"
-    return one_line(err)
 
 
 def _sweep_hint(err: BaseException) -> str | None:
@@ -226,26 +228,27 @@ def composition_message(err: BaseException) -> str:
 CONTEXT_LINES = ("full_key:", "object_type=", "reference_type=")  # OmegaConf's context lines after a message
 
 
+def _own_text(err: BaseException) -> str:
+    """An error's own message on one line, OmegaConf's context lines left out."""
+    return " ".join(ln.strip() for ln in str(err).splitlines() if ln.strip()
+                    and not ln.strip().startswith(CONTEXT_LINES))
+
+
 def one_line(err: BaseException) -> str:
     """The informative part of Hydra/OmegaConf's (multi-line) messages and their causes, on one line."""
     parts = []
     e: BaseException | None = err
     while e is not None:
-        lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
-        lines = [ln for ln in lines if not ln.startswith(CONTEXT_LINES)]
-        if lines:
-            text = " ".join(lines)
-            if not any(text in p for p in parts):
-                parts.append(text)
+        text = _own_text(e)
+        if text and not any(text in p for p in parts):
+            parts.append(text)
         e = e.__cause__
     return "; ".join(parts) or type(err).__name__
 
 
 def point_message(err: BaseException) -> str:
     """Why a sweep's grid point is invalid (sweeps/plan.py): the error's own message on one line, its cause left out."""
-    text = " ".join(ln.strip() for ln in str(err).splitlines() if ln.strip()
-                    and not ln.strip().startswith(CONTEXT_LINES))
-    return text or type(err).__name__
+    return _own_text(err) or type(err).__name__
 
 
 # --- what a sweep's job asks of Hydra (None / [] outside a Hydra job) -------------------------------------------
@@ -282,3 +285,23 @@ def swept_values(key: str, command_line: str | None = None) -> list | None:
         return None
     value = command_line or (hc.sweeper.get("params") or {}).get(key)
     return None if value is None else override_values(f"{key}={value}")
+
+
+# The sweep's beta indices, passed to the run harness (run.execute's `beta_indices`: the members a batched beta group,
+# run/batched.py, trains, not the full grid). A command-line `objective.beta_index=<sweep>` reaches the jobs (also
+# joblib / SLURM workers) in INDICES_ENV (launch.run_sweep); else the experiment's hydra.sweeper.params give them.
+INDICES_ENV = "DLM_BENCH_SWEEP_BETA_INDICES"
+
+
+def command_line_beta_indices(overrides: list[str]) -> str | None:
+    """INDICES_ENV's value for the jobs: the command line's `objective.beta_index=<sweep>` (None: not on it)."""
+    values = [o.split("=", 1)[1] for o in overrides if o.split("=", 1)[0].lstrip("+~") == "objective.beta_index"
+              and "=" in o]
+    return values[-1] if values else None
+
+
+def sweep_beta_indices() -> list[int] | None:
+    """The beta indices of the sweep this job belongs to: the command line's objective.beta_index sweep, else
+    the experiment's hydra.sweeper.params; None outside a Hydra job (then the group is the full grid)."""
+    values = swept_values("objective.beta_index", os.environ.get(INDICES_ENV))
+    return None if values is None else [int(v) for v in values]

@@ -13,7 +13,7 @@ Two sources, best first:
    fit could not see: an L-BFGS step (PAC, SGPR, FITC, exact GP) costs OPTIMIZER_FACTORS times an Adam step of the
    same W (line-search evaluations, the collapsed bounds' n M^2 work), and a sampling estimator (bMC, uPS,
    smooth-bMC with L samples) adds C_SAMPLE x B x L per step. A class is (model, optimizer, likelihood,
-   hyperparameters, batched).
+   hyperparameters, batched). The measured constants are data: cost_model.yaml beside this module.
 Models with their own fit loop (lgm_*, sggpm, savigp) have no cost model: finished runs of the same settings estimate
 them, else (sggpm, savigp) finished runs of those settings at other sizes, scaled by a power law in the size
 (size_scaling.py); otherwise they are counted as "no estimate". Times are single-core seconds (one thread per run, as
@@ -41,63 +41,37 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
 
+import yaml  # PyYAML: a requirement of omegaconf, which dlm_bench requires
+
 from ..results.speed_probe import machine_ratio, this_machine
 from .size_scaling import scaled_seconds, size_key
 
-C0, C1 = 1.85e-3, 3.6e-10  # seconds per step, seconds per unit of W (fitted, see above)
-# The speed probe (results/speed_probe.py) of the machine the cost model was fitted on (2-core AMD EPYC, one thread):
-# modelled seconds are scaled by this machine's probe / this figure, as finished runs are by their recorded probe.
-REFERENCE_PROBE_S = 1.2e-3
-WARN_CPU_HOURS = 10.0  # above this, the estimate line warns (issue 58): a sweep that size wants SLURM or a subset
-# per run (a batched group: per group): data, model build, evaluation, run.json (not in train.wall_s); 1.0 before
-# 2026-12-07, when it also held the job's composition (now LAUNCH's job_s); measured as SWEEP_START_S below, 20
-# trained points against the same 20 done (boston: a larger data set's load and evaluation take longer)
-RUN_OVERHEAD_S = 0.25
-# median measured / modelled per (likelihood, hyperparameters, batched): the archived DLM reproductions
-FACTORS = {
-    ("gaussian", "joint", False): 0.91, ("gaussian", "fixed", False): 0.91,
-    ("gaussian", "joint", True): 0.94, ("gaussian", "fixed", True): 0.27,
-    ("probit", "joint", False): 1.13, ("probit", "fixed", False): 1.13,
-    ("probit", "joint", True): 1.02, ("probit", "fixed", True): 0.26,
-    ("poisson_exp", "joint", False): 1.91, ("poisson_exp", "fixed", False): 1.91,
-    ("poisson_exp", "joint", True): 1.58, ("poisson_exp", "fixed", True): 0.94,
-    ("none", "joint", False): 0.91, ("none", "fixed", False): 0.001,  # sq-DLM: fixed is one closed-form solve
-}
-DEFAULT_FACTOR = 1.5  # other likelihoods (logistic, Student-t, Poisson softplus): quadrature, like probit-Poisson
-# measured / modelled of the archived L-BFGS runs, per model (docs/reproductions). PAC-SGP, SGPR, FITC: pac_table2 and
-# pac_table3 at n = 3000, M = 500 (40 runs; pooled medians 3.7, 1.6, 2.2), set between the two reports' medians, which
-# differ about 2x for the same settings (the machine's load), so that each is within a factor of 2. The exact GPs
-# (pac_table1, pac_fig1, pac_fig6) stop after about 20 of their 300-500 iterations.
-OPTIMIZER_FACTORS = {
-    ("pac_sgp", "lbfgs"): 3.6, ("sgpr", "lbfgs"): 2.2, ("fitc", "lbfgs"): 2.6,
-    ("exact_gp", "lbfgs"): 0.1, ("pac_gp", "lbfgs"): 0.1,
-}
-# What the sweep's wall adds to the runs' CPU seconds (module docstring): user + sys CPU seconds (`/usr/bin/time`) of
-# 11 sweeps `dlm-bench sweep 'seed=range(N)' trainer.max_iters=1 launcher=L` (boston, SVGP, M = 50; fresh results
-# directories; N = 1, 10, 20; local and joblib; both again with all 20 points done) on this 2-core AMD EPYC at load
-# averages 3 to 15 (2026-12-07; docs/performance.md "The sweep's wall"). Not scaled by the speed probe: under that
-# load the probe reads 2-3x its idle figure where these CPU seconds grew 1.4x (load 3 to 11), so scaling would count
-# the load twice. PLAN_POINT_S: `--estimate` at N = 40 against N = 1.
-SWEEP_START_S = 10.0  # once: imports, plan, data check, Hydra's multirun, the first job's imports (8.1 at load 3)
-PLAN_POINT_S = 0.075  # each grid point planned: composed, named, validated
+
+def _calibration() -> dict:
+    """The cost model's measured constants: cost_model.yaml beside this module (facts as data; their measurements
+    are described there)."""
+    with open(Path(__file__).with_name("cost_model.yaml")) as fh:
+        return yaml.safe_load(fh)
 
 
 @dataclass(frozen=True)
 class LaunchCost:
-    """A launcher's cost beside the runs (CPU seconds, measured as above)."""
-    start_s: float  # once per parallel job slot: a joblib worker process imports torch, gpytorch and dlm_bench
-    job_s: float  # each Hydra job (every grid point, skipped or not): composition, job set-up, state and lock checks
+    """A launcher's cost beside the runs (CPU seconds, cost_model.yaml `launch`)."""
+    start_s: float  # once per parallel job slot
+    job_s: float  # each Hydra job (every grid point, skipped or not)
 
 
-LAUNCH = {
-    "local": LaunchCost(start_s=0.0, job_s=0.45),  # jobs in the sweep's own process, one at a time
-    "joblib": LaunchCost(start_s=3.5, job_s=1.2),  # loky workers: the job pickled to a worker, Hydra set up there
-    # not measurable here (no SLURM): an array task is a fresh process (imports as a joblib worker's start) plus
-    # submitit's pickles on the shared file system; the queue's wait is not counted
-    "slurm": LaunchCost(start_s=0.0, job_s=8.0),
-}
-C_SAMPLE = 6e-8  # seconds per sampled point per step: bMC-100 against exact, dlm_supp_fig15 on pol (B = 6000)
-IGNORED = ("seed", "results_dir", "run_dir", "launcher", "resume", "report")
+_CAL = _calibration()
+C0, C1 = _CAL["c0"], _CAL["c1"]  # seconds per step, seconds per unit of W
+REFERENCE_PROBE_S = _CAL["reference_probe_s"]  # the fitting machine's speed probe
+WARN_CPU_HOURS = _CAL["warn_cpu_hours"]
+RUN_OVERHEAD_S = _CAL["run_overhead_s"]  # per run (a batched group: per group)
+FACTORS = {(lik, hyp, batched): f for lik, hyp, batched, f in _CAL["factors"]}
+DEFAULT_FACTOR = _CAL["default_factor"]
+OPTIMIZER_FACTORS = {(model, optimizer): f for model, optimizer, f in _CAL["optimizer_factors"]}
+C_SAMPLE = _CAL["c_sample"]  # seconds per sampled point per step
+SWEEP_START_S, PLAN_POINT_S = _CAL["sweep_start_s"], _CAL["plan_point_s"]
+LAUNCH = {name: LaunchCost(**cost) for name, cost in _CAL["launch"].items()}
 
 
 def settings_key(config: dict) -> str:
@@ -105,9 +79,9 @@ def settings_key(config: dict) -> str:
     the config after runs were written (run/naming.py ADDED_LATER) are dropped at their old implicit values and
     removed keys (REMOVED_LATER) dropped, as run names do, so a run.json written before a key existed still counts
     as the same settings."""
-    from ..run.naming import REMOVED_LATER, drop_added_later  # here: the run harness imports torch
+    from ..run.naming import REMOVED_LATER, drop_added_later, drop_not_in_name  # here: the harness imports torch
 
-    d = drop_added_later({k: (dict(v) if isinstance(v, dict) else v) for k, v in config.items() if k not in IGNORED})
+    d = drop_added_later({k: (dict(v) if isinstance(v, dict) else v) for k, v in config.items() if k != "seed"})
     for group, key in REMOVED_LATER:
         if isinstance(d.get(group), dict):
             d[group].pop(key, None)
@@ -115,11 +89,7 @@ def settings_key(config: dict) -> str:
     for k in ("beta", "beta_index", "beta_batch"):
         obj.pop(k, None)
     d["objective"] = obj
-    t = dict(d.get("trainer") or {})
-    t.pop("progress", None)
-    t.pop("checkpoint_every_s", None)
-    d["trainer"] = t
-    return json.dumps(d, sort_keys=True, default=str)
+    return json.dumps(drop_not_in_name(d), sort_keys=True, default=str)
 
 
 def n_train(config: dict) -> int | None:
@@ -168,8 +138,12 @@ def default_factor(cls: tuple) -> float:
 
 
 def model_terms(config: dict, model: str) -> tuple[float, float] | None:
-    """(the step work's seconds before the class factor, the sampling estimator's seconds), or None (no model)."""
-    if not trainer_fits(model):
+    """(the step work's seconds before the class factor, the sampling estimator's seconds), or None (no model: the
+    shared Trainer does not fit this model, the registry's ModelSpec.own_loop)."""
+    from ..registry.models import MODELS  # here: the registry imports torch, which a plain settings key does not need
+
+    spec = MODELS.get(model)
+    if spec is None or spec.own_loop:
         return None
     n = n_train(config)
     if not n:
@@ -181,14 +155,6 @@ def model_terms(config: dict, model: str) -> tuple[float, float] | None:
     est = config.get("estimator") or {}
     samples = (est.get("num_samples") or 0) if est.get("name") in ("bmc", "ups", "smooth_bmc") else 0
     return steps * (C0 + C1 * (B * M * M + M**3)), steps * C_SAMPLE * B * samples
-
-
-def trainer_fits(model: str) -> bool:
-    """The shared Trainer fits this model (the registry's ModelSpec: not own_loop), so the cost model covers it."""
-    from ..registry.models import MODELS  # here: the registry imports torch, which a plain settings key does not need
-
-    spec = MODELS.get(model)
-    return spec is not None and not spec.own_loop
 
 
 def modelled_seconds(config: dict, model: str, likelihood: str | None, batched: bool,
@@ -290,6 +256,17 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
 
+# how the estimate line says its points were counted: Estimate's count -> its words
+HOW = {
+    "from_runs": "from finished runs of the same settings",
+    "from_model": "from the cost model ({cal})",
+    "from_sizes": "scaled from finished runs at other sizes (rough)",
+    "unknown": "without an estimate (models with their own fit loop: run one point first)",
+    "resumed": "resuming from a checkpoint (only the iterations left counted)",
+    "beyond_grid": "beyond the beta grid at their training size (not counted: nothing to run)",
+}
+
+
 @dataclass
 class Estimate:
     seconds: float = 0.0  # the new points' CPU seconds (single-core): training plus RUN_OVERHEAD_S per run or group
@@ -310,11 +287,8 @@ class Estimate:
     def add(self, part: "Estimate") -> None:
         """Count another results directory's points in (a sweep whose points write to several)."""
         for name in ("seconds", "from_runs", "from_model", "from_sizes", "unknown", "calibrated_on", "beyond_grid",
-                     "resumed"):
+                     "resumed", "per_point", "units", "groups"):
             setattr(self, name, getattr(self, name) + getattr(part, name))
-        self.per_point += part.per_point
-        self.units += part.units
-        self.groups += part.groups
         self.launcher = part.launcher
 
     def wall_seconds(self) -> float:
@@ -348,22 +322,10 @@ class Estimate:
             resumed = f"; {self.resumed} resuming from a checkpoint" if self.resumed else ""
             return (f"estimate: {points}, no estimate: models with their own fit loop have none until a point of the "
                     f"same settings has finished (run one point first, then --estimate again){resumed}")
-        parts = [f"estimate: {points}, {self._wall_part()}, {amount} of runs (single-core)"]
-        how = []
-        if self.from_runs:
-            how.append(f"{self.from_runs} from finished runs of the same settings")
-        if self.from_model:
-            cal = f"recalibrated on {self.calibrated_on} finished runs" if self.calibrated_on else "default calibration"
-            how.append(f"{self.from_model} from the cost model ({cal})")
-        if self.from_sizes:
-            how.append(f"{self.from_sizes} scaled from finished runs at other sizes (rough)")
-        if self.unknown:
-            how.append(f"{self.unknown} without an estimate (models with their own fit loop: run one point first)")
-        if self.resumed:
-            how.append(f"{self.resumed} resuming from a checkpoint (only the iterations left counted)")
-        if self.beyond_grid:
-            how.append(f"{self.beyond_grid} beyond the beta grid at their training size (not counted: nothing to run)")
-        line = parts[0] + (": " + "; ".join(how) if how else "")
+        cal = f"recalibrated on {self.calibrated_on} finished runs" if self.calibrated_on else "default calibration"
+        how = [f"{getattr(self, count)} {text.format(cal=cal)}" for count, text in HOW.items() if getattr(self, count)]
+        line = f"estimate: {points}, {self._wall_part()}, {amount} of runs (single-core)"
+        line += (": " + "; ".join(how)) if how else ""
         if hours > WARN_CPU_HOURS:
             line += (f"; WARNING: above {WARN_CPU_HOURS:g} CPU hours: consider launcher=slurm, a smaller grid or "
                      "--time-limit")

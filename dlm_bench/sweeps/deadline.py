@@ -83,20 +83,17 @@ def deadline() -> float | None:
 
 def _pending_members(cfg: DictConfig, config: dict) -> int:
     """The members of this point's beta group still to train (the group trains them in one job)."""
-    from ..config.beta_grid import beta_grid
     from ..results.contract import read_status
     from ..run import run_dir_for
-    from ..run.batched import member_config
-    from .hydra_job import sweep_beta_indices
+    from ..run.batched import group_indices, member_config
+    from .compose import sweep_beta_indices
     from .cost_estimate import n_train
 
     n = n_train(config)
     if not n:
         return 1
-    size = len(beta_grid(n, cfg.objective.min_beta))
-    wanted = sweep_beta_indices() or range(size)
-    pending = [k for k in wanted if 0 <= k < size
-               and read_status(run_dir_for(member_config(cfg, k))) not in ("ok", "diverged", "failed")]
+    pending = [k for k in group_indices(cfg, n, sweep_beta_indices())
+               if read_status(run_dir_for(member_config(cfg, k))) not in ("ok", "diverged", "failed")]
     return max(1, len(pending))
 
 

@@ -19,19 +19,17 @@ from ..errors import ConfigError, NotApplicable, OutOfRequeues, ResultsNotWritte
 from ..results.contract import read_status
 from ..run import execute, run_dir_for
 from ..run.batched import RunningElsewhere, group_lock, requested
-from ..run.progress import progress
-from ..run.record import failure_record
+from ..run.record import failure_record, progress
 from ..run.signals import check_not_terminated, install
 from ..util.logline import numbered
 from ..util.locks import SWEEP_ID_ENV, RunLock, holder
-from .compose import job_number, job_overrides
-from .hydra_job import sweep_beta_indices
+from .compose import job_number, job_overrides, sweep_beta_indices
 from .deadline import defer_reason, stop_at_deadline
 from .progress import announce
 from .watchdog import in_joblib_worker, watch_parent
 
 
-def _set_threads(cfg: DictConfig) -> int:
+def _set_threads(cfg: DictConfig) -> None:
     import torch
 
     from ..run.threads import set_cores
@@ -41,7 +39,6 @@ def _set_threads(cfg: DictConfig) -> int:
         cpus = max(1, (os.cpu_count() or 1) // max(1, cfg.launcher.n_jobs))
     torch.set_num_threads(cpus)
     set_cores(cpus)  # the run then takes 1 thread or these `cpus` (dlm_bench/run/threads.py)
-    return cpus
 
 
 def point_state(cfg: DictConfig, run_dir: Path | None = None) -> tuple[str, Path | None]:

@@ -17,9 +17,10 @@ from contextlib import ExitStack
 from ..run.signals import raise_terminated, reset, stop_workers
 from ..util.environ import environ_set
 from ..util.locks import SWEEP_ID_ENV
-from .hydra_job import INDICES_ENV, command_line_beta_indices
+from .compose import INDICES_ENV, command_line_beta_indices
 from .hydra_app import multirun
 from .job import sweep_job
+from .plan import DRY_RUN_WORDS
 from .progress import PROGRESS_ENV, Monitor, Progress
 from .watchdog import SWEEP_PID_ENV
 
@@ -72,12 +73,8 @@ def summary_line(counts: Counter) -> str:
     if counts["not_run"]:
         parts.append(f"{counts['not_run']} not run (found before training, said above: a configuration error or "
                      "one of this machine; nothing written; fix it and run the same command again)")
-    if counts["running_elsewhere"]:
-        parts.append(f"{counts['running_elsewhere']} running elsewhere (locked by another sweep)")
-    if counts["outside_grid"]:
-        parts.append(f"{counts['outside_grid']} not applicable (beyond the beta grid, or a method without beta)")
-    if counts["not_applicable"]:
-        parts.append(f"{counts['not_applicable']} not applicable (a point the paper does not have)")
+    parts += [f"{counts[state]} {DRY_RUN_WORDS[state]}" for state in ("running_elsewhere", "outside_grid",
+                                                                     "not_applicable") if counts[state]]
     if counts["deferred"]:
         parts.append(f"{counts['deferred']} deferred (would not finish within --time-limit: run the same command "
                      "again to go on)")

@@ -183,9 +183,3 @@ def plan_estimate(plan: list[PlannedPoint]):
             seconds[i] = s
     est.grid_points = len(plan)  # every grid point is a Hydra job, skipped ones too: each pays the launch
     return est, seconds
-
-
-def estimate_line(plan: list[PlannedPoint]) -> str:
-    """The sweep's projected wall on this machine and the CPU time of the plan's new points (cost_estimate.py),
-    learnt from the finished runs beside."""
-    return plan_estimate(plan)[0].line()

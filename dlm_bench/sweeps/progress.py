@@ -92,17 +92,12 @@ class Progress:
     def for_plan(cls, plan: list, estimates: list) -> "Progress | None":
         """The display for a planned sweep: events file under <results_dir>/.sweep-progress/ (None if it cannot be
         made: the sweep then runs without progress lines)."""
+        from .cost_estimate import launcher_of
+
         configs = [p.config for p in plan if p.config is not None]
         if not configs:
             return None
-        launcher = configs[0].get("launcher") or {}
-        name = launcher.get("name")
-        parallel = 1
-        if name == "joblib":
-            n = launcher.get("n_jobs") or 1
-            parallel = (os.cpu_count() or 1) if n < 0 else n
-        elif name == "slurm":
-            parallel = launcher.get("array_parallelism") or 1
+        parallel = launcher_of(configs[0])[1]
         folder = Path(configs[0]["results_dir"]) / ".sweep-progress"
         try:
             folder.mkdir(parents=True, exist_ok=True)

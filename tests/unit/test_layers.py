@@ -149,7 +149,7 @@ def test_papers_never_import_each_other():
 FAMILY_PACKAGES = ("models", "training", "objectives", "estimators", "likelihoods", "pac", "lgm", "sggpm", "savigp",
                    "gpmath")
 # what the harness does not import either: the families' model libraries, and Hydra (a sweep job reads its Hydra job,
-# sweeps/hydra_job.py, and passes the overrides and beta indices in)
+# sweeps/compose.py, and passes the overrides and beta indices in)
 NOT_IN_HARNESS = ("gpytorch", "linear_operator", "hydra")
 
 

@@ -42,23 +42,19 @@ def test_outside_a_job_nothing_is_swept():
 
 
 def test_the_experiments_sweep_of_a_key(in_job, monkeypatch):
-    from dlm_bench.sweeps import hydra_job as batched
-
     text = (compose_conf() / "experiment" / f"{EXPERIMENT}.yaml").read_text()
     assert "objective.beta_index: 0,4,8,12,16" in text and "seed: 0,1,2" in text
-    monkeypatch.delenv(batched.INDICES_ENV, raising=False)
-    assert compose.swept_values("objective.beta_index") == [0, 4, 8, 12, 16] == batched.sweep_beta_indices()
+    monkeypatch.delenv(compose.INDICES_ENV, raising=False)
+    assert compose.swept_values("objective.beta_index") == [0, 4, 8, 12, 16] == compose.sweep_beta_indices()
     assert compose.swept_values("seed") == [0, 1, 2]
     assert compose.swept_values("trainer.lr") is None  # not swept by the experiment
 
 
 def test_the_command_lines_sweep_wins(in_job, monkeypatch):
-    from dlm_bench.sweeps import hydra_job as batched
-
-    monkeypatch.setenv(batched.INDICES_ENV, "range(1,4)")
-    assert compose.swept_values("objective.beta_index", "range(1,4)") == [1, 2, 3] == batched.sweep_beta_indices()
-    monkeypatch.setenv(batched.INDICES_ENV, "7")
-    assert compose.swept_values("objective.beta_index", "7") == [7] == batched.sweep_beta_indices()
+    monkeypatch.setenv(compose.INDICES_ENV, "range(1,4)")
+    assert compose.swept_values("objective.beta_index", "range(1,4)") == [1, 2, 3] == compose.sweep_beta_indices()
+    monkeypatch.setenv(compose.INDICES_ENV, "7")
+    assert compose.swept_values("objective.beta_index", "7") == [7] == compose.sweep_beta_indices()
 
 
 def test_the_jobs_overrides(in_job):
