@@ -104,11 +104,6 @@ def flatten(rec: dict, path: Path) -> dict:
     return row
 
 
-def check_record(rec) -> str | None:
-    """Why `rec` (a parsed run.json) cannot be reported, or None if it can (results_schema.check_run_record)."""
-    return check_run_record(rec)
-
-
 def collect_runs(dirs, bad_curves: list | None = None) -> tuple[pd.DataFrame, list[tuple[Path, str]]]:
     """(one row per usable run.json, [(path, reason)] for the ones skipped: truncated, [], null, {}, fields of the
     wrong type, ...). A usable run's curve.csv that breaks the contract goes to `bad_curves` as (path, reason)
@@ -131,7 +126,7 @@ def collect_runs(dirs, bad_curves: list | None = None) -> tuple[pd.DataFrame, li
             skipped.append((path, "nested too deeply to be a run record"))
             continue
         try:
-            why = check_record(rec)
+            why = check_run_record(rec)
             row = None if why else flatten(rec, path)
         except RecursionError:  # parsed, but a config too deep to walk
             why = "nested too deeply to be a run record"
