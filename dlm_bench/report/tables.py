@@ -5,14 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..config.beta_grid import select_beta
+from ..config.beta_grid import GRID_COL, select_beta
 from .layouts import result_settings
 from .spec_types import MethodSpec
 
 SERIES = "series"
 # What a series is drawn against or selected over, not a variant of it
 AXIS_SETTINGS = ("cfg.objective.beta", "cfg.objective.beta_index")
-GRID_COL = "cfg.objective.beta_index"  # config/beta_grid.select_beta's grid_col
 
 
 def variant_settings(rows: pd.DataFrame, cell: tuple[str, ...], over: tuple[str, ...] = ()) -> list[str]:
@@ -33,10 +32,8 @@ def variant_settings(rows: pd.DataFrame, cell: tuple[str, ...], over: tuple[str,
 
 
 def _variant_labels(rows: pd.DataFrame, label: str, cols: list[str]) -> list[str]:
-    def short(col: str) -> str:
-        return col.split(".")[-1]
-
-    return [f"{label} [" + ", ".join(f"{short(c)}={v}" for c, v in zip(cols, values)) + "]"
+    """`label [noise_init=0.1, ard=True]`: each variant setting by the last part of its name."""
+    return [f"{label} [" + ", ".join(f"{c.split('.')[-1]}={v}" for c, v in zip(cols, values)) + "]"
             for values in rows[cols].itertuples(index=False)]
 
 
