@@ -12,18 +12,12 @@ from ..errors import ConfigError
 from ..estimators import ESTIMATORS
 from ..likelihoods import LIKELIHOODS
 from ..objectives import OBJECTIVES, pac_evaluation
-from .models import MODELS
-
-
-def _lookup(registry: dict, group: str, name: str):
-    if name not in registry:
-        raise ConfigError(f"unknown {group}.name {name!r}; valid choices: {', '.join(registry)}")
-    return registry[name]
+from .models import MODELS, lookup
 
 
 def specs(cfg: DictConfig) -> tuple[ModelSpec, ObjectiveSpec, EstimatorSpec]:
-    return (_lookup(MODELS, "model", cfg.model.name), _lookup(OBJECTIVES, "objective", cfg.objective.name),
-            _lookup(ESTIMATORS, "estimator", cfg.estimator.name))
+    return (lookup(MODELS, "model", cfg.model.name), lookup(OBJECTIVES, "objective", cfg.objective.name),
+            lookup(ESTIMATORS, "estimator", cfg.estimator.name))
 
 
 # --- rules: each returns an error message or None ------------------------------------------------------------
