@@ -13,12 +13,13 @@ from __future__ import annotations
 import functools
 import math
 import os
+import re
 import tempfile
 from pathlib import Path
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
-from ..config.schema import check_domains
+from ..config.schema import Config, check_domains, conf_dir
 from ..errors import ConfigError
 
 
@@ -78,10 +79,6 @@ def check_writable(directory: Path) -> None:
 
 def _option_file(group: str, option: str):
     """conf/<group>/<option>.yaml as OmegaConf reads it, or None when the group has no such file."""
-    from omegaconf import OmegaConf
-
-    from ..config.schema import conf_dir
-
     path = conf_dir() / group / f"{option}.yaml"
     return OmegaConf.load(path) if path.is_file() else None
 
@@ -129,10 +126,6 @@ def _preset_group_choices(preset: str, option: str) -> dict[str, str]:
 
 def _default_choices() -> dict[str, str]:
     """group -> option of conf/config.yaml's defaults list."""
-    import re
-
-    from ..config.schema import conf_dir
-
     text = (conf_dir() / "config.yaml").read_text()
     return dict(re.findall(r"^\s*-\s*(?:optional\s+)?(\w+):\s*(\S+)", text, re.M))
 
@@ -160,10 +153,6 @@ def check_preset_groups(overrides: list[str]) -> None:
 
 @functools.lru_cache(maxsize=None)
 def _schema_defaults(section: str) -> dict:  # read-only: callers compare, never mutate
-    from omegaconf import OmegaConf
-
-    from ..config.schema import Config
-
     return OmegaConf.to_container(OmegaConf.structured(Config)[section], enum_to_str=True)
 
 
@@ -177,8 +166,6 @@ def unread_settings(cfg: DictConfig) -> list[str]:
     """`section.key=value` for every setting of a section the run does not read that differs from the schema
     default: the model-owned sections (ModelSpec.config_section: lgm, savigp, sggpm) of the other models, and pac.*
     unless the run has the PAC-Bayes evaluation (objectives.pac_evaluation)."""
-    from omegaconf import OmegaConf
-
     from ..objectives import pac_evaluation
     from .models import unused_sections
 
@@ -270,8 +257,6 @@ def check_protocol_task(cfg: DictConfig, overrides: list[str]) -> None:
 def check_ascii_numbers(cfg: DictConfig, overrides: list[str]) -> None:
     """A number written with other digits than 0-9 (`seed=٣`, Arabic-Indic three): Python's int() and float() read
     it, so it ran as seed 3 under a name the user never typed; refused, naming the ASCII spelling."""
-    from omegaconf import OmegaConf
-
     for ov in overrides:
         key, sep, value = ov.partition("=")
         odd = [c for c in value if c.isdigit() and not c.isascii()]
