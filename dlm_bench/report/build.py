@@ -114,14 +114,11 @@ def build_report(dirs, out: Path, paper: str | None = None, baseline: str | None
     try:
         out = writable_out(out)
         return _build(dirs, out, paper, baseline)
-    except OSError as err:  # disk full, read-only remount, ... while writing (a ReportError is one already)
+    except BaseException as err:
         _remove_if_empty(created)
-        if isinstance(err, ReportError):
-            raise
-        where = err.filename or out
-        raise ReportError(f"cannot write the report to {out}: {err.strerror or err} ({where})") from None
-    except BaseException:
-        _remove_if_empty(created)
+        if isinstance(err, OSError) and not isinstance(err, ReportError):  # disk full, read-only remount, ...
+            where = err.filename or out
+            raise ReportError(f"cannot write the report to {out}: {err.strerror or err} ({where})") from None
         raise
 
 

@@ -91,13 +91,10 @@ def flatten(rec: dict, path: Path) -> dict:
     row.update(rec.get("metrics") or {})
     row.update({f"train_{k}": v for k, v in (rec.get("train") or {}).items()})
     for dotted, col in CONFIG_COLUMNS.items():
-        node = rec.get("config") or {}
-        for key in dotted.split("."):
-            node = node.get(key) if isinstance(node, dict) else None
-        if node is not None and col not in row:
-            row[col] = node
+        if row.get(f"cfg.{dotted}") is not None and col not in row:
+            row[col] = row[f"cfg.{dotted}"]
     row["git"] = (rec.get("env") or {}).get("git")
-    row["num_samples"] = ((rec.get("config") or {}).get("estimator") or {}).get("num_samples")
+    row["num_samples"] = row.get("cfg.estimator.num_samples")
     row["method"] = record_method(rec)  # run.json's own label, derived the same way for older records
     row["variant"] = record_variant(rec)  # own-loop models: fpi, fp_sparse, mog2 (what their reports group by)
     row["run_dir"] = str(path.parent)
