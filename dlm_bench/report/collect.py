@@ -47,14 +47,13 @@ def check_input(d) -> Path:
     raise ReportError(f"{d} is not a results directory (nor a run.json)")
 
 
-def find_run_files(dirs, problems: list | None = None) -> list[Path]:
+def find_run_files(dirs, problems: list) -> list[Path]:
     """Every run.json under `dirs` (not under _hydra/). Sub-folders that cannot be listed go to `problems` as
     (path, reason)."""
     files = []
 
     def unreadable(err: OSError) -> None:
-        if problems is not None:
-            problems.append((Path(err.filename or "?"), f"folder not readable ({err.strerror or err})"))
+        problems.append((Path(err.filename or "?"), f"folder not readable ({err.strerror or err})"))
 
     for d in dirs:
         d = Path(d)

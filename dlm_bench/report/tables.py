@@ -59,7 +59,7 @@ def apply_methods(df: pd.DataFrame, methods: tuple[MethodSpec, ...], extra_group
             rows = rows[_full_grid(ran, rows, group)]
             rows = select_beta(rows.assign(method=m.label), metric=m.select_by, group_cols=group)
         parts.append(rows.assign(**{SERIES: _variant_labels(rows, m.label, variants) if variants else m.label}))
-    return pd.concat(parts, ignore_index=True) if parts else ok.iloc[0:0].assign(**{SERIES: []})
+    return pd.concat(parts, ignore_index=True)
 
 
 def partial_grids(df: pd.DataFrame, methods: tuple[MethodSpec, ...], cell: tuple[str, ...] = ("dataset", "train_size", "beta"),
