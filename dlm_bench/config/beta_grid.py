@@ -5,6 +5,9 @@ from __future__ import annotations
 import pandas as pd
 
 
+GRID_COL = "cfg.objective.beta_index"  # a report table's column of a run's grid index (null: off the grid)
+
+
 class OutsideBetaGrid(ValueError):
     """objective.beta_index points below the grid's smallest beta (the sweep skips such points)."""
 
@@ -51,21 +54,19 @@ def select_beta(
     df: pd.DataFrame,
     metric: str = "val_nll",
     group_cols: tuple[str, ...] = ("dataset", "method", "train_size", "seed"),
-    beta_col: str = "beta",
-    grid_col: str = "cfg.objective.beta_index",
 ) -> pd.DataFrame:
     """One row per group: the run whose validation `metric` is smallest (ties: the larger beta).
 
     Only status == "ok" rows with a finite metric take part. Every report selects beta with this.
     Only grid points are selected among (the paper's grid [n, n/2, ..., >= 0.01]): where the table has a
-    `grid_col` (objective.beta_index) and any run on the grid, runs off the grid (beta_index null: the ELBO at
+    GRID_COL (objective.beta_index) and any run on the grid, runs off the grid (beta_index null: the ELBO at
     beta=1, a beta given by value) are left out; a table without grid runs (beta swept by value) keeps all.
     """
     ok = df[(df.get("status", "ok") == "ok")] if "status" in df else df
-    if grid_col in ok and ok[grid_col].notna().any():
-        ok = ok[ok[grid_col].notna()]
+    if GRID_COL in ok and ok[GRID_COL].notna().any():
+        ok = ok[ok[GRID_COL].notna()]
     ok = ok[pd.to_numeric(ok[metric], errors="coerce").notna()]
     if ok.empty:
         return ok.copy()
-    order = ok.sort_values([metric, beta_col], ascending=[True, False], kind="mergesort")
+    order = ok.sort_values([metric, "beta"], ascending=[True, False], kind="mergesort")
     return order.groupby(list(group_cols), dropna=False, sort=True).head(1).sort_values(list(group_cols)).reset_index(drop=True)

@@ -7,13 +7,16 @@ by OmegaConf before anything runs.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from dataclasses import dataclass, field
 from enum import Enum
 from importlib import resources
 from pathlib import Path
 from typing import List, Optional
 
-from .domains import Domain, at_least, one_of, ranged
+from ..errors import ConfigError
+from .domains import at_least, one_of, ranged
 
 
 # GPyTorch GaussianLikelihood's default noise constraint GreaterThan(1e-4): the floor of every run before model.noise_floor
@@ -263,15 +266,13 @@ class CommonConfig:
     run_dir: Optional[str] = None  # None: <results_dir>/<experiment>/<name derived from the config>
 
 
-def with_paper_sections(common=CommonConfig):
-    """The full config schema: `common`'s fields, and after `eval` each declared paper's own sections
+def with_paper_sections():
+    """The full config schema: CommonConfig's fields, and after `eval` each declared paper's own sections
     (dlm_bench/papers/: discovered; LgmConfig, SggpmConfig and SavigpConfig live in their declarations)."""
-    import dataclasses
-
     from .papers import config_sections
 
     fields = []
-    for f in dataclasses.fields(common):
+    for f in dataclasses.fields(CommonConfig):
         default = ({"default_factory": f.default_factory} if f.default_factory is not dataclasses.MISSING
                    else {"default": f.default})
         fields.append((f.name, f.type, field(**default)))
@@ -289,10 +290,6 @@ def check_domains(cfg: DictConfig, sections: tuple[str, ...]) -> None:
     """Every setting of `sections` within the Domain its field declares (ranges, choices, nan and inf included); the
     first one outside is a ConfigError with the field's own message. The one place range and choice checks run:
     registry/validation.py validate_numbers calls it for the common sections, savigp/plugin.py for savigp.*."""
-    import dataclasses
-
-    from ..errors import ConfigError
-
     classes = {f.name: f.default_factory for f in dataclasses.fields(Config)
                if f.default_factory is not dataclasses.MISSING}
     for section in sections:
@@ -331,8 +328,6 @@ def dataset_options() -> list[str]:
 
 
 def manifest_names() -> list[str]:
-    import re
-
     text = (Path(__file__).resolve().parents[1] / "data" / "catalog.yaml").read_text()
     section = re.search(r"^datasets:\s*$(.*?)(?=^\S|\Z)", text, re.M | re.S)
     return re.findall(r"^  ([A-Za-z0-9_]+):", section.group(1), re.M) if section else []
@@ -349,8 +344,6 @@ def conf_dir() -> Path:
         pass
     path = Path(__file__).resolve().parents[2] / "conf"
     if not (path / "config.yaml").is_file():
-        from ..errors import ConfigError
-
         raise ConfigError(f"the config tree (conf/config.yaml) is neither installed as dlm_bench.conf nor at {path}: "
                           "run `make install` (pip install -e .) in the repository")
     return path

@@ -1,6 +1,7 @@
 """A configuration checked against the declared capabilities (capabilities.py, registry.py): `check_combination`
-is a loop over the rules below, each reading only declared fields. Called by the validation pipeline
-(validation.py)."""
+is a loop over the rules below, each reading only declared fields, and the PAC-Bayes evaluation's own settings
+(Reeb et al. 2018; here, not in pac/, because objectives/ imports pac/ and these rules read
+objectives.pac_evaluation). Called by the validation pipeline (validation.py)."""
 
 from __future__ import annotations
 
@@ -11,18 +12,12 @@ from ..errors import ConfigError
 from ..estimators import ESTIMATORS
 from ..likelihoods import LIKELIHOODS
 from ..objectives import OBJECTIVES, pac_evaluation
-from .models import MODELS
-
-
-def _lookup(registry: dict, group: str, name: str):
-    if name not in registry:
-        raise ConfigError(f"unknown {group}.name {name!r}; valid choices: {', '.join(registry)}")
-    return registry[name]
+from .models import MODELS, lookup
 
 
 def specs(cfg: DictConfig) -> tuple[ModelSpec, ObjectiveSpec, EstimatorSpec]:
-    return (_lookup(MODELS, "model", cfg.model.name), _lookup(OBJECTIVES, "objective", cfg.objective.name),
-            _lookup(ESTIMATORS, "estimator", cfg.estimator.name))
+    return (lookup(MODELS, "model", cfg.model.name), lookup(OBJECTIVES, "objective", cfg.objective.name),
+            lookup(ESTIMATORS, "estimator", cfg.estimator.name))
 
 
 # --- rules: each returns an error message or None ------------------------------------------------------------
@@ -112,8 +107,18 @@ def _pac_evaluable(cfg, m, o, e):
         return f"the PAC-Bayes evaluation (eval.pac=true) applies to model={ok} (got model={m.name})"
 
 
+def _sparse_q(cfg, m, o, e):
+    if cfg.pac.sparse_q.value != "fitc" and m.name != "pac_sgp":
+        return f"pac.sparse_q applies to model=pac_sgp (got model={m.name})"
+
+
+def _pac_kernel(cfg, m, o, e):
+    if pac_evaluation(cfg) and cfg.model.kernel.value != "rbf":
+        return "the PAC-Bayes evaluation: the hyperparameter grid is defined for the SE kernel; use model.kernel=rbf"
+
+
 RULES = (_objective_restricted, _own_objective, _model_objective, _beta, _pac_evaluable, _fixed, _estimator_applies,
-         _num_samples, _extra_keys, _likelihood, _full_batch, _zero_mean)
+         _num_samples, _extra_keys, _likelihood, _full_batch, _zero_mean, _sparse_q, _pac_kernel)
 
 
 def check_combination(cfg: DictConfig) -> None:

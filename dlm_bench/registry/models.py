@@ -17,11 +17,15 @@ from ..results import labels
 MODELS = {s.name: s for s in model_specs()}
 
 
+def lookup(registry: dict, group: str, name: str):
+    """registry[name], or a ConfigError naming the valid choices of `group` (model, objective, estimator)."""
+    if name not in registry:
+        raise ConfigError(f"unknown {group}.name {name!r}; valid choices: {', '.join(registry)}")
+    return registry[name]
+
+
 def model_spec(cfg: DictConfig) -> ModelSpec:
-    name = cfg.model.name
-    if name not in MODELS:
-        raise ConfigError(f"unknown model.name {name!r}; valid choices: {', '.join(MODELS)}")
-    return MODELS[name]
+    return lookup(MODELS, "model", cfg.model.name)
 
 
 def name_label(cfg: DictConfig) -> str:

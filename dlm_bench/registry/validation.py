@@ -1,7 +1,7 @@
 """The validation pipeline: every check a configuration passes before any data is loaded or any training starts,
 in one place (`validate_run`). Each failure is a `ConfigError` with one line that names the key, the bad value and
 what is allowed; the CLI prints it and exits 2. The steps: numeric domains, group choices a preset replaced, the
-model/objective/estimator combination rules (combination_rules.py), the PAC-Bayes settings (pac_checks.py), settings
+model/objective/estimator combination rules and the PAC-Bayes settings (combination_rules.py), settings
 the chosen model does not read (check_unused_settings: refused, never silently ignored), then the model family's own
 declared check (ModelSpec.check_config: lgm.*, savigp.*, sggpm.*, the Trainer models').
 Checks that need the data (a likelihood against the dataset's task) are the family's `check_data`, which the run
@@ -13,12 +13,13 @@ from __future__ import annotations
 import functools
 import math
 import os
+import re
 import tempfile
 from pathlib import Path
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
-from ..config.schema import check_domains
+from ..config.schema import Config, check_domains, conf_dir
 from ..errors import ConfigError
 
 
@@ -76,19 +77,17 @@ def check_writable(directory: Path) -> None:
         raise ConfigError(f"cannot write results to {directory}: {reason}; set results_dir= (or run_dir=) to a writable directory") from None
 
 
-# Group options whose file sets `name` to something else than the option's own name.
-def _option_name(group: str, option: str) -> str:
-    from omegaconf import OmegaConf
-
-    from ..config.schema import conf_dir
-
+def _option_file(group: str, option: str):
+    """conf/<group>/<option>.yaml as OmegaConf reads it, or None when the group has no such file."""
     path = conf_dir() / group / f"{option}.yaml"
-    if path.is_file():
-        node = OmegaConf.load(path)
-        name = node.get("name") if "name" in node else None
-        if isinstance(name, str):
-            return name
-    return option
+    return OmegaConf.load(path) if path.is_file() else None
+
+
+def _option_name(group: str, option: str) -> str:
+    """The `name` a group option's file sets (which may differ from the option's own name), else the option."""
+    node = _option_file(group, option)
+    name = node.get("name") if node is not None and "name" in node else None
+    return name if isinstance(name, str) else option
 
 
 CHOICE_GROUPS = ("dataset", "model", "objective", "estimator")
@@ -113,15 +112,9 @@ def check_choices(cfg: DictConfig, overrides: list[str]) -> None:
 
 def _preset_group_choices(preset: str, option: str) -> dict[str, str]:
     """group -> option for the `override /group: option` entries of conf/<preset>/<option>.yaml's defaults list."""
-    from omegaconf import OmegaConf
-
-    from ..config.schema import conf_dir
-
-    path = conf_dir() / preset / f"{option}.yaml"
-    if not path.is_file():
-        return {}
+    node = _option_file(preset, option)
     out = {}
-    for entry in OmegaConf.load(path).get("defaults") or []:
+    for entry in (node.get("defaults") if node is not None else None) or []:
         if isinstance(entry, str) or not hasattr(entry, "items"):
             continue
         for k, v in entry.items():
@@ -133,10 +126,6 @@ def _preset_group_choices(preset: str, option: str) -> dict[str, str]:
 
 def _default_choices() -> dict[str, str]:
     """group -> option of conf/config.yaml's defaults list."""
-    import re
-
-    from ..config.schema import conf_dir
-
     text = (conf_dir() / "config.yaml").read_text()
     return dict(re.findall(r"^\s*-\s*(?:optional\s+)?(\w+):\s*(\S+)", text, re.M))
 
@@ -149,26 +138,21 @@ def check_preset_groups(overrides: list[str]) -> None:
         key, sep, value = ov.partition("=")
         if sep and value and "," not in value and "(" not in value:
             given[key.lstrip("+~")] = value
-    for preset in ("method",):
-        if preset not in given:
-            continue
-        defaults = _default_choices()
-        for group, option in _preset_group_choices(preset, given[preset]).items():
-            # the model and objective are what a method names; another group conflicts only where the method sets
-            # a non-default option (method=dlm_bmc10 estimator=exact), not where it restates the default
-            # (method=dlm estimator=bmc: the DLM method with a sampled estimator)
-            names_it = group in ("model", "objective") or option != defaults.get(group)
-            if group in given and given[group] != option and names_it:
-                raise ConfigError(f"{group}={given[group]} conflicts with {preset}={given[preset]}, which sets "
-                                  f"{group}={option}; choose one of them")
+    if "method" not in given:
+        return
+    defaults = _default_choices()
+    for group, option in _preset_group_choices("method", given["method"]).items():
+        # the model and objective are what a method names; another group conflicts only where the method sets
+        # a non-default option (method=dlm_bmc10 estimator=exact), not where it restates the default
+        # (method=dlm estimator=bmc: the DLM method with a sampled estimator)
+        names_it = group in ("model", "objective") or option != defaults.get(group)
+        if group in given and given[group] != option and names_it:
+            raise ConfigError(f"{group}={given[group]} conflicts with method={given['method']}, which sets "
+                              f"{group}={option}; choose one of them")
 
 
 @functools.lru_cache(maxsize=None)
 def _schema_defaults(section: str) -> dict:  # read-only: callers compare, never mutate
-    from omegaconf import OmegaConf
-
-    from ..config.schema import Config
-
     return OmegaConf.to_container(OmegaConf.structured(Config)[section], enum_to_str=True)
 
 
@@ -182,8 +166,6 @@ def unread_settings(cfg: DictConfig) -> list[str]:
     """`section.key=value` for every setting of a section the run does not read that differs from the schema
     default: the model-owned sections (ModelSpec.config_section: lgm, savigp, sggpm) of the other models, and pac.*
     unless the run has the PAC-Bayes evaluation (objectives.pac_evaluation)."""
-    from omegaconf import OmegaConf
-
     from ..objectives import pac_evaluation
     from .models import unused_sections
 
@@ -275,8 +257,6 @@ def check_protocol_task(cfg: DictConfig, overrides: list[str]) -> None:
 def check_ascii_numbers(cfg: DictConfig, overrides: list[str]) -> None:
     """A number written with other digits than 0-9 (`seed=٣`, Arabic-Indic three): Python's int() and float() read
     it, so it ran as seed 3 under a name the user never typed; refused, naming the ASCII spelling."""
-    from omegaconf import OmegaConf
-
     for ov in overrides:
         key, sep, value = ov.partition("=")
         odd = [c for c in value if c.isdigit() and not c.isascii()]
@@ -315,15 +295,15 @@ def check_environment() -> None:
 
 def validate_run(cfg: DictConfig, overrides: list[str] | None = None):
     """The whole pipeline for one run configuration; returns its ModelSpec."""
-    from .pac_checks import check_pac_settings
     from .combination_rules import check_combination
-    from .models import model_spec
+    from .models import model_spec, pac_evaluation
 
     validate(cfg, overrides)
     check_environment()
     spec = model_spec(cfg)
     check_combination(cfg)
-    check_pac_settings(cfg)
+    if pac_evaluation(cfg):  # epsilon, delta, grid_L, grid_G, round_digits: ranges declared with PacConfig
+        check_domains(cfg, ("pac",))
     check_unused_settings(cfg)
     if spec.config_section is not None:  # its own section's ranges and choices (field metadata), for every paper
         check_domains(cfg, (spec.config_section,))

@@ -6,13 +6,13 @@ import os
 import tempfile
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import pandas as pd
 
 from .collect import ReportError, check_input, collect_runs
 from .compare import (SELECTED_NOTE, TOO_FEW, has_beta_grid, paired, pick_baseline, selected_rows, selection_methods,
                       selection_notes, with_grid_flag)
-from .figures import add_selected_lines, make_curve_figure, make_figure, make_paired_figure, make_sweep_figure
+from .figures import (add_selected_lines, make_curve_figure, make_figure, make_paired_figure, make_sweep_figure,
+                      save_figure)
 from .html import write_html
 from .layouts import specs_for, swept_columns
 from .spec_types import (
@@ -114,14 +114,11 @@ def build_report(dirs, out: Path, paper: str | None = None, baseline: str | None
     try:
         out = writable_out(out)
         return _build(dirs, out, paper, baseline)
-    except OSError as err:  # disk full, read-only remount, ... while writing (a ReportError is one already)
+    except BaseException as err:
         _remove_if_empty(created)
-        if isinstance(err, ReportError):
-            raise
-        where = err.filename or out
-        raise ReportError(f"cannot write the report to {out}: {err.strerror or err} ({where})") from None
-    except BaseException:
-        _remove_if_empty(created)
+        if isinstance(err, OSError) and not isinstance(err, ReportError):  # disk full, read-only remount, ...
+            where = err.filename or out
+            raise ReportError(f"cannot write the report to {out}: {err.strerror or err} ({where})") from None
         raise
 
 
@@ -239,10 +236,7 @@ def _write_paired(pairs: pd.DataFrame, stem: Path, name: str, base: str, made: d
     if fig is None:
         made["not_drawn"].append(f"{stem.name}: no method shares a seed with {base}")
         return
-    for path in (stem.with_suffix(".png"), stem.with_suffix(".pdf")):
-        fig.savefig(path, dpi=110)
-    plt.close(fig)
-    made["figures"] += [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
+    made["figures"] += save_figure(fig, stem, dpi=110)
 
 
 def _write_table(sub, spec: TableSpec, stem: Path, experiment: str, selected=None) -> list[Path]:
@@ -286,17 +280,13 @@ def _draw_figure(sub, spec, stem: Path, selected=None) -> list[Path]:
     fig = draw[type(spec)](sub, spec)
     if fig is not None:
         add_selected_lines(fig, spec, selected)
-    paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
     if fig is None:
         # e.g. the Fig. 1(d) ringnorm panel of a sweep run on other datasets: an empty axis would read as a
         # result, and so would a stale file from an earlier report
-        for path in paths:
+        for path in (stem.with_suffix(".png"), stem.with_suffix(".pdf")):
             path.unlink(missing_ok=True)
         return []
-    for path in paths:
-        fig.savefig(path, dpi=130)
-    plt.close(fig)
-    return paths
+    return save_figure(fig, stem, dpi=130)
 
 
 def _write_index(out: Path, dirs, runs: int, made: dict) -> Path:

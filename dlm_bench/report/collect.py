@@ -47,14 +47,13 @@ def check_input(d) -> Path:
     raise ReportError(f"{d} is not a results directory (nor a run.json)")
 
 
-def find_run_files(dirs, problems: list | None = None) -> list[Path]:
+def find_run_files(dirs, problems: list) -> list[Path]:
     """Every run.json under `dirs` (not under _hydra/). Sub-folders that cannot be listed go to `problems` as
     (path, reason)."""
     files = []
 
     def unreadable(err: OSError) -> None:
-        if problems is not None:
-            problems.append((Path(err.filename or "?"), f"folder not readable ({err.strerror or err})"))
+        problems.append((Path(err.filename or "?"), f"folder not readable ({err.strerror or err})"))
 
     for d in dirs:
         d = Path(d)
@@ -91,22 +90,14 @@ def flatten(rec: dict, path: Path) -> dict:
     row.update(rec.get("metrics") or {})
     row.update({f"train_{k}": v for k, v in (rec.get("train") or {}).items()})
     for dotted, col in CONFIG_COLUMNS.items():
-        node = rec.get("config") or {}
-        for key in dotted.split("."):
-            node = node.get(key) if isinstance(node, dict) else None
-        if node is not None and col not in row:
-            row[col] = node
+        if row.get(f"cfg.{dotted}") is not None and col not in row:
+            row[col] = row[f"cfg.{dotted}"]
     row["git"] = (rec.get("env") or {}).get("git")
-    row["num_samples"] = ((rec.get("config") or {}).get("estimator") or {}).get("num_samples")
+    row["num_samples"] = row.get("cfg.estimator.num_samples")
     row["method"] = record_method(rec)  # run.json's own label, derived the same way for older records
     row["variant"] = record_variant(rec)  # own-loop models: fpi, fp_sparse, mog2 (what their reports group by)
     row["run_dir"] = str(path.parent)
     return row
-
-
-def check_record(rec) -> str | None:
-    """Why `rec` (a parsed run.json) cannot be reported, or None if it can (results_schema.check_run_record)."""
-    return check_run_record(rec)
 
 
 def collect_runs(dirs, bad_curves: list | None = None) -> tuple[pd.DataFrame, list[tuple[Path, str]]]:
@@ -131,7 +122,7 @@ def collect_runs(dirs, bad_curves: list | None = None) -> tuple[pd.DataFrame, li
             skipped.append((path, "nested too deeply to be a run record"))
             continue
         try:
-            why = check_record(rec)
+            why = check_run_record(rec)
             row = None if why else flatten(rec, path)
         except RecursionError:  # parsed, but a config too deep to walk
             why = "nested too deeply to be a run record"

@@ -10,13 +10,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .layouts import where
+from .layouts import TEST_METRICS, where
 from .spec_types import FigureSpec, MethodSpec, TableSpec
 from .tables import GRID_COL, SERIES, apply_methods, partial_grids
 
 ON_GRID = "on_beta_grid"  # derived column: the run is a point of the beta grid (objective.beta_index set)
 CELL = ("dataset", "train_size")
-TEST_METRICS = ("test_nll", "test_mse", "test_error", "test_mre")
 # The ELBO-trained SVGP, as the paper layouts and the ad-hoc labels name it: the default baseline, first found
 DEFAULT_BASELINES = ("ELBO (beta=1)", "SVGP (collapsed ELBO)", "svgp-elbo (beta=1)", "ELBO")
 MIN_SEEDS = 3  # below this a p-value says nothing: the table says "too few seeds"

@@ -21,12 +21,21 @@ def _grid_and_legend(ax, legend: bool, fontsize: int = 8) -> None:
         ax.legend(fontsize=fontsize)
 
 
-def _finish(fig, title: str | None):
+def finish_figure(fig, title: str | None):
     """Every figure: the title (if any) above the panels, laid out tight."""
     if title:
         fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def save_figure(fig, stem: Path, dpi: int) -> list[Path]:
+    """`fig` as stem.png and stem.pdf, then closed (pyplot keeps every open figure alive)."""
+    paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
+    for path in paths:
+        fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return paths
 
 
 def make_figure(df: pd.DataFrame, spec: FigureSpec):
@@ -58,7 +67,7 @@ def make_figure(df: pd.DataFrame, spec: FigureSpec):
             ax.set_ylabel(metric)
             ax.set_title(ds)
             _grid_and_legend(ax, legend=i == 0 and j == 0)
-    return _finish(fig, spec.title)
+    return finish_figure(fig, spec.title)
 
 
 def make_curve_figure(df: pd.DataFrame, spec):
@@ -102,7 +111,7 @@ def make_curve_figure(df: pd.DataFrame, spec):
         ax.set_yscale(getattr(spec, "yscale", "linear"))
         ax.set_title(ds)
         _grid_and_legend(ax, legend=j == 0)
-    return _finish(fig, spec.title)
+    return finish_figure(fig, spec.title)
 
 
 def make_sweep_figure(df: pd.DataFrame, spec):
@@ -142,10 +151,10 @@ def make_sweep_figure(df: pd.DataFrame, spec):
         ax.set_xlabel(spec.x[len("cfg."):])
         ax.set_ylabel(metric)
         _grid_and_legend(ax, legend=j == 0, fontsize=7)
-    return _finish(fig, f"{spec.x[len('cfg.'):]} sweep: mean ± standard error over seeds")
+    return finish_figure(fig, f"{spec.x[len('cfg.'):]} sweep: mean ± standard error over seeds")
 
 
-def make_paired_figure(pairs: pd.DataFrame, title: str = ""):
+def make_paired_figure(pairs: pd.DataFrame):
     """Paired differences (method - baseline, per seed) with their 95% t intervals: one panel per metric, one row per
     (dataset, train size, method); a dashed line at 0 (no difference); None when there is nothing to draw."""
     one = pairs.drop_duplicates(["dataset", "train_size", "method", "metric"])  # one row per test: keep one
@@ -166,7 +175,7 @@ def make_paired_figure(pairs: pd.DataFrame, title: str = ""):
         ax.set_xlabel(f"{metric}: method - baseline")
         ax.grid(alpha=0.3)
     base = ", ".join(dict.fromkeys(one["baseline"]))
-    return _finish(fig, title or f"paired difference to {base} over seeds (mean, 95% t interval; < 0: method lower)")
+    return finish_figure(fig, f"paired difference to {base} over seeds (mean, 95% t interval; < 0: method lower)")
 
 
 def draw_selected_lines(ax, selected: pd.DataFrame, metric: str, dataset=None) -> None:

@@ -79,13 +79,13 @@ def markdown_to_html(text: str, level: int = 0) -> str:
 
 
 def _table_section(path: Path) -> str:
+    """A markdown table file as HTML (its own title), or a csv under its name; then a link to the file."""
     if path.suffix == ".md":
-        return f'<section id="{html.escape(path.stem)}">{markdown_to_html(path.read_text(), level=1)}' \
-               f'<p><a href="{html.escape(path.name)}">{html.escape(path.name)}</a></p></section>'
-    frame = pd.read_csv(path)
-    return (f'<section id="{html.escape(path.stem)}"><h2>{html.escape(path.stem)}</h2>'
-            f'{frame.to_html(index=False, border=0, na_rep="-")}'
-            f'<p><a href="{html.escape(path.name)}">{html.escape(path.name)}</a></p></section>')
+        table = markdown_to_html(path.read_text(), level=1)
+    else:
+        table = f"<h2>{html.escape(path.stem)}</h2>" + pd.read_csv(path).to_html(index=False, border=0, na_rep="-")
+    name = html.escape(path.name)
+    return f'<section id="{html.escape(path.stem)}">{table}<p><a href="{name}">{name}</a></p></section>'
 
 
 def _figure_section(path: Path, embed: bool = True) -> str:

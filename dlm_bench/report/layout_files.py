@@ -5,13 +5,12 @@ of one line naming the file; a layout never reaches the report half-read."""
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from pathlib import Path
 
 import yaml
 
 from ..errors import ConfigError
-from ..config.papers import layout_files
+from ..config.papers import Dotted, layout_files
 from . import paper_values
 from .spec_types import (
     CurveSpec,
@@ -29,18 +28,6 @@ KINDS = {"figure": FigureSpec, "curve": CurveSpec, "table": TableSpec, "predicti
 
 class LayoutError(ConfigError):
     """A report layout file that does not fit the schema (one line, exit 2)."""
-
-
-@dataclasses.dataclass(frozen=True)
-class DottedBuild:
-    """ExternalSpec.build given as 'package.module:function': imported when a report is drawn, so reading the
-    layouts imports no paper code."""
-
-    target: str
-
-    def __call__(self, paths, out, name):
-        module, _, attr = self.target.partition(":")
-        return getattr(importlib.import_module(module), attr)(paths, out, name=name)
 
 
 def load_layouts(path: Path) -> dict[str, tuple]:
@@ -89,16 +76,17 @@ def _build(cls, fields, where: str):
 
 def _value(cls, name: str, annotation: str, value, where: str):
     """One field's YAML value as the dataclass holds it: lists as tuples, methods as MethodSpecs, `where` as
-    (column, value) pairs in file order, a `reference` as the published table of that name, `build` as DottedBuild."""
+    (column, value) pairs in file order, a `reference` as the published table of that name, `build` as a Dotted
+    name (config/papers.py: imported when a report is drawn, so reading the layouts imports no paper code)."""
     if cls is MethodSpec and name == "where":
         if not isinstance(value, dict):
             raise LayoutError(f"{where}: expected a mapping {{run column: value}}, got {value!r}")
         return tuple(value.items())
-    if name in ("method", "overlay") or (name == "methods" and cls is not MethodSpec):
-        if name == "methods":
-            if not isinstance(value, list):
-                raise LayoutError(f"{where}: expected a list of methods, got {value!r}")
-            return tuple(_build(MethodSpec, m, f"{where}[{i}]") for i, m in enumerate(value))
+    if name == "methods":
+        if not isinstance(value, list):
+            raise LayoutError(f"{where}: expected a list of methods, got {value!r}")
+        return tuple(_build(MethodSpec, m, f"{where}[{i}]") for i, m in enumerate(value))
+    if name in ("method", "overlay"):
         return _build(MethodSpec, value, where)
     if cls is TableSpec and name == "reference":
         try:
@@ -108,7 +96,7 @@ def _value(cls, name: str, annotation: str, value, where: str):
     if cls is ExternalSpec and name == "build":
         if not (isinstance(value, str) and ":" in value):
             raise LayoutError(f"{where}: expected 'package.module:function', got {value!r}")
-        return DottedBuild(value)
+        return Dotted(value)
     if annotation.startswith("tuple"):
         if not isinstance(value, list):
             raise LayoutError(f"{where}: expected a list, got {value!r}")

@@ -4,6 +4,8 @@ module picks an experiment's specs and builds the generic ones for experiments w
 
 from __future__ import annotations
 
+import pandas as pd
+
 from .layout_files import all_layouts
 from .spec_types import SweepFigureSpec, TableSpec
 
@@ -12,6 +14,7 @@ def where(**kw) -> tuple[tuple[str, object], ...]:
     return tuple(kw.items())
 
 
+TEST_METRICS = ("test_nll", "test_mse", "test_error", "test_mre")  # lower is better, every one
 SPECS: dict[str, tuple] = all_layouts()  # report spec name (an experiment's `report:` key) -> its tables and figures
 
 
@@ -48,14 +51,9 @@ def swept_columns(df) -> list[str]:
         values = ok[col].astype(str)
         if values.nunique() < 2:
             continue
-        partition = tuple(pd_codes(values))
+        partition = tuple(pd.factorize(values, use_na_sentinel=False)[0])  # which runs share a value
         groups.setdefault(partition, col)
     return list(groups.values())
-
-
-def pd_codes(values) -> list[int]:
-    seen: dict = {}
-    return [seen.setdefault(v, len(seen)) for v in values]
 
 
 def sweep_axes(df, swept: list[str]) -> list[str]:
@@ -75,7 +73,7 @@ def sweep_axes(df, swept: list[str]) -> list[str]:
 def default_specs(df) -> tuple:
     """For experiments without a spec: a table of every test metric by dataset, beta and train size, and
     for each swept config key a figure of every test metric against it (SweepFigureSpec)."""
-    metrics = tuple(c for c in ("test_nll", "test_mse", "test_error", "test_mre") if c in df and df[c].notna().any())
+    metrics = tuple(c for c in TEST_METRICS if c in df and df[c].notna().any())
     specs = [TableSpec("summary", by=("dataset", "train_size", "beta"), metrics=metrics or ("train_final_loss",))]
     swept = swept_columns(df)
     for x in sweep_axes(df, swept):

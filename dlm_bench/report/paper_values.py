@@ -24,27 +24,22 @@ _PARSE = {"dataset": str, "epsilon": float, "ard": {"true": True, "false": False
 
 
 @lru_cache(maxsize=None)
-def _all(path: Path = CSV) -> dict[str, dict[tuple, dict[str, tuple[float, float]]]]:
+def _all() -> dict[str, dict[tuple, dict[str, tuple[float, float]]]]:
     out: dict[str, dict[tuple, dict[str, tuple[float, float]]]] = {}
-    with open(path, newline="") as f:
+    with open(CSV, newline="") as f:
         for i, row in enumerate(csv.DictReader(f), start=2):
             try:
                 key = tuple(_PARSE[c](row[c]) for c in _KEY_COLUMNS if row[c] != "") + (row["method"],)
                 cell = (float(row["mean"]), float(row["se"]))
             except (KeyError, ValueError) as exc:
-                raise ValueError(f"{path.name} line {i}: cannot read {row} ({exc})") from None
+                raise ValueError(f"{CSV.name} line {i}: cannot read {row} ({exc})") from None
             metrics = out.setdefault(row["table"], {}).setdefault(key, {})
             if row["metric"] in metrics:
-                raise ValueError(f"{path.name} line {i}: {row['table']} {key} {row['metric']} given twice")
+                raise ValueError(f"{CSV.name} line {i}: {row['table']} {key} {row['metric']} given twice")
             metrics[row["metric"]] = cell
     return out
 
 
-def table(name: str, path: Path = CSV) -> dict[tuple, dict[str, tuple[float, float]]]:
+def table(name: str) -> dict[tuple, dict[str, tuple[float, float]]]:
     """The published values of one table (a fresh copy: callers may not change the cached one)."""
-    return {k: dict(v) for k, v in _all(path)[name].items()}
-
-
-PAC_TABLE1 = table("pac_table1")
-PAC_TABLE2 = table("pac_table2")
-PAC_TABLE3 = table("pac_table3")
+    return {k: dict(v) for k, v in _all()[name].items()}

@@ -16,8 +16,14 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .spec_types import PredictiveComparisonSpec, PredictiveSpec  # noqa: E402
+from .figures import finish_figure, save_figure  # noqa: E402
+from .spec_types import MethodSpec, PredictiveComparisonSpec, PredictiveSpec  # noqa: E402
 from .tables import apply_methods, to_markdown  # noqa: E402
+
+
+def _runs(df: pd.DataFrame, seed: int, method: MethodSpec) -> pd.DataFrame:
+    """The ok runs of `method` with seed `seed` (a predictive figure draws one seed)."""
+    return apply_methods(df[(df["status"] == "ok") & (df["seed"] == seed)], (method,))
 
 
 def _predictive(rows: pd.DataFrame) -> dict | None:
@@ -58,10 +64,9 @@ def _draw_data_and_z(ax, p: dict) -> None:
 def make_predictive_figure(df: pd.DataFrame, spec: PredictiveSpec):
     """Fig. 1 style: per panel value, the method's Q (mean +- 2 sd and epsilon band), the overlay's mean +- 2 sd
     including its noise (red), the data, and Z before (top) / after (bottom)."""
-    ok = df[(df["status"] == "ok") & (df["seed"] == spec.seed)]
-    sel = apply_methods(ok, (spec.method,))
+    sel = _runs(df, spec.seed, spec.method)
     values = sorted(sel[spec.panels].dropna().unique()) if spec.panels in sel else []
-    overlay = _predictive(apply_methods(ok, (spec.overlay,))) if spec.overlay else None
+    overlay = _predictive(_runs(df, spec.seed, spec.overlay)) if spec.overlay else None
     fig, axes = plt.subplots(1, max(len(values), 1), figsize=(4.6 * max(len(values), 1), 3.6), squeeze=False)
     for ax, value in zip(axes[0], values):
         rows = sel[sel[spec.panels] == value]
@@ -75,18 +80,14 @@ def make_predictive_figure(df: pd.DataFrame, spec: PredictiveSpec):
         kl = rows["kl_over_n"].iloc[0] if "kl_over_n" in rows else float("nan")
         ax.set_title(f"{spec.panels}={value:g}, KL/N={kl:.3f}")
     axes[0][0].legend(fontsize=7, loc="lower left")
-    if spec.title:
-        fig.suptitle(spec.title)
-    fig.tight_layout()
-    return fig
+    return finish_figure(fig, spec.title)
 
 
 def _panels(df: pd.DataFrame, spec: PredictiveComparisonSpec) -> list[tuple[str, dict, pd.DataFrame]]:
-    ok = df[(df["status"] == "ok") & (df["seed"] == spec.seed)]
     out = []
     for m in spec.methods:
-        rows = apply_methods(ok, (m,))
-        p = _predictive(rows) if not rows.empty else None
+        rows = _runs(df, spec.seed, m)
+        p = _predictive(rows)
         if p is not None:
             out.append((m.label, p, rows))
     return out
@@ -120,8 +121,7 @@ def make_predictive_comparison(df: pd.DataFrame, spec: PredictiveComparisonSpec)
     panels = _panels(df, spec)
     if not panels:
         return None, None
-    ok = df[(df["status"] == "ok") & (df["seed"] == spec.seed)]
-    overlay = _predictive(apply_methods(ok, (spec.overlay,)))
+    overlay = _predictive(_runs(df, spec.seed, spec.overlay))
     fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.6), squeeze=False)
     for ax, (label, p, _) in zip(axes[0], panels):
         if overlay is not None:
@@ -133,9 +133,7 @@ def make_predictive_comparison(df: pd.DataFrame, spec: PredictiveComparisonSpec)
         _draw_data_and_z(ax, p)
         ax.set_title(f"{label}, noise var {p['noise']:.3f}" if p["noise"] is not None else label)
     axes[0][0].legend(fontsize=7, loc="lower left")
-    if spec.title:
-        fig.suptitle(spec.title)
-    fig.tight_layout()
+    finish_figure(fig, spec.title)
     references = {spec.overlay.label: overlay} if overlay is not None else {}
     references.update({label: p for label, p, _ in panels if label in spec.against})
     return fig, predictive_distances(panels, references)
@@ -146,10 +144,7 @@ def write_predictive_comparison(df: pd.DataFrame, spec: PredictiveComparisonSpec
     fig, table = make_predictive_comparison(df, spec)
     if fig is None:
         return [], []
-    figures = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
-    for path in figures:
-        fig.savefig(path, dpi=130)
-    plt.close(fig)
+    figures = save_figure(fig, stem, dpi=130)
     md = stem.with_name(stem.name + "_distances.md")
     csv = md.with_suffix(".csv")
     table.to_csv(csv, index=False)

@@ -142,9 +142,7 @@ def render(table: Table | None = None, root: Path = ROOT) -> str:
     c = counts(t)
     for p in papers:
         out.append(f"| `{p}` | " + " | ".join(str(c[p][s]) for s in statuses) + f" | {sum(c[p].values())} |")
-    tot = Counter()
-    for v in c.values():
-        tot.update(v)
+    tot = sum(c.values(), Counter())
     out.append("| all | " + " | ".join(str(tot[s]) for s in statuses) + f" | {sum(tot.values())} |")
     for p, (citation, _) in papers.items():
         out += ["", f"## `{p}`: {citation}", "",

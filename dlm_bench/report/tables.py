@@ -5,14 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..config.beta_grid import select_beta
+from ..config.beta_grid import GRID_COL, select_beta
 from .layouts import result_settings
 from .spec_types import MethodSpec
 
 SERIES = "series"
 # What a series is drawn against or selected over, not a variant of it
 AXIS_SETTINGS = ("cfg.objective.beta", "cfg.objective.beta_index")
-GRID_COL = "cfg.objective.beta_index"  # config/beta_grid.select_beta's grid_col
 
 
 def variant_settings(rows: pd.DataFrame, cell: tuple[str, ...], over: tuple[str, ...] = ()) -> list[str]:
@@ -33,10 +32,8 @@ def variant_settings(rows: pd.DataFrame, cell: tuple[str, ...], over: tuple[str,
 
 
 def _variant_labels(rows: pd.DataFrame, label: str, cols: list[str]) -> list[str]:
-    def short(col: str) -> str:
-        return col.split(".")[-1]
-
-    return [f"{label} [" + ", ".join(f"{short(c)}={v}" for c, v in zip(cols, values)) + "]"
+    """`label [noise_init=0.1, ard=True]`: each variant setting by the last part of its name."""
+    return [f"{label} [" + ", ".join(f"{c.split('.')[-1]}={v}" for c, v in zip(cols, values)) + "]"
             for values in rows[cols].itertuples(index=False)]
 
 
@@ -62,7 +59,7 @@ def apply_methods(df: pd.DataFrame, methods: tuple[MethodSpec, ...], extra_group
             rows = rows[_full_grid(ran, rows, group)]
             rows = select_beta(rows.assign(method=m.label), metric=m.select_by, group_cols=group)
         parts.append(rows.assign(**{SERIES: _variant_labels(rows, m.label, variants) if variants else m.label}))
-    return pd.concat(parts, ignore_index=True) if parts else ok.iloc[0:0].assign(**{SERIES: []})
+    return pd.concat(parts, ignore_index=True)
 
 
 def partial_grids(df: pd.DataFrame, methods: tuple[MethodSpec, ...], cell: tuple[str, ...] = ("dataset", "train_size", "beta"),

@@ -1,6 +1,6 @@
 """The results contract (docs/results.md) as checks: is a parsed run.json, or a curve.csv, something a report
-can use? One function each, returning None (usable) or a one-line reason. A leaf module: standard library only
-(`import dlm_bench.report` must stay free of torch), next to results.py, which writes the files.
+can use? One function each, returning None (usable) or a one-line reason. Standard library only, like contract.py
+(which writes the files and whose RunRecord gives the fields): `import dlm_bench.report` must stay free of torch.
 
 Fields a report cannot group by (status, experiment, dataset, model, objective, seed) are required; the other
 top-level fields are checked for their type where present, so run.json files written before a field existed
@@ -12,39 +12,21 @@ from __future__ import annotations
 
 import csv
 import math
+from dataclasses import fields
 from pathlib import Path
 
-STATUSES = ("ok", "failed", "diverged")  # as results.STATUSES (not imported: results.py imports more)
+from .contract import STATUSES, RunRecord
+
 # what a record needs for the report to group it; anything less is skipped (and named in index.md)
 REQUIRED = ("status", "experiment", "dataset", "model", "objective", "seed")
 
 _STR, _INT, _NUM, _DICT = "a string", "an integer", "a number", "an object"
-# field -> (expected type, null allowed)
-FIELDS = {
-    "schema": (_INT, False),
-    "status": (_STR, False),
-    "error": (_STR, True),
-    "paper": (_STR, True),
-    "experiment": (_STR, False),
-    "dataset": (_STR, False),
-    "task": (_STR, True),
-    "model": (_STR, False),
-    "objective": (_STR, False),
-    "estimator": (_STR, True),
-    "likelihood": (_STR, True),
-    "beta": (_NUM, True),
-    "seed": (_INT, False),
-    "split": (_STR, True),
-    "train_size": (_INT, True),
-    "num_inducing": (_INT, True),
-    "hyperparameters": (_STR, True),
-    "method": (_STR, True),  # added 2026-11-24; older records lack it (the report derives it)
-    "metrics": (_DICT, True),
-    "train": (_DICT, True),
-    "config": (_DICT, True),
-    "env": (_DICT, True),
-    "label_map": (_DICT, True),  # added 2026-12-03 (dataset=csv label mapping); older records lack it
-}
+_KINDS = {"str": _STR, "int": _INT, "float": _NUM, "dict": _DICT}
+_RECORD = {f.name: f.type for f in fields(RunRecord)}  # annotations as text: "str", "int | None", ...
+# field -> (expected type, null allowed): every field RunRecord writes, the schema number first; null is allowed
+# for all but the schema and REQUIRED (a diverged run's NaN is written as null; `method` and `label_map` came later)
+FIELDS = {name: (_KINDS[_RECORD[name].split()[0]], name != "schema" and name not in REQUIRED)
+          for name in ("schema", *_RECORD)}
 
 
 def _is(value, kind: str) -> bool:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from dlm_bench.report.layout_files import DottedBuild, LayoutError, all_layouts, load_layouts
+from dlm_bench.config.papers import Dotted
+from dlm_bench.report.layout_files import LayoutError, all_layouts, load_layouts
 from dlm_bench.report.paper_values import table
 from dlm_bench.report.spec_types import CurveSpec, ExternalSpec, FigureSpec, MethodSpec, PredictiveSpec, TableSpec
 
@@ -40,7 +41,7 @@ def test_layout_file_reads_back_into_the_dataclasses_it_describes(tmp_path):
         TableSpec("t1", by=("dataset", "epsilon"), metrics=("bound",), methods=two, over=("cfg.model.noise_init",)),
         PredictiveSpec("p", method=MethodSpec("A", (("model", "pac_sgp"),)),
                        overlay=MethodSpec("B", (("model", "exact_gp"),))),
-        ExternalSpec("own", DottedBuild("dlm_bench.sggpm.report:build")),
+        ExternalSpec("own", Dotted("dlm_bench.sggpm.report:build")),
     )
     got = load_layouts(path)
     assert list(got) == ["toy_fig"] and got["toy_fig"] == expected
@@ -80,7 +81,7 @@ def test_external_layout_imports_its_build_only_when_called(tmp_path):
     sys.path.insert(0, str(tmp_path))
     try:
         assert "toy_report_mod" not in sys.modules
-        assert DottedBuild("toy_report_mod:build")(["a/run.json"], "stem", "exp") == ["stem", "exp", ["a/run.json"]]
+        assert Dotted("toy_report_mod:build")(["a/run.json"], "stem", "exp") == ["stem", "exp", ["a/run.json"]]
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop("toy_report_mod", None)

@@ -93,11 +93,12 @@ def test_table3_transcription_agrees_with_table2_where_the_loss_does_not_enter()
     """VFE and FITC are trained without the PAC loss, so their test MSE, KL/N and noise variance must be the same
     in Table 3 (l_exp) as in Table 2 (0-1 loss; the paper prints FITC's KL/N with SE 0.001 in one, 0.000 in the other); the bound and training risk are evaluated with the loss and differ.
     A check of our transcription of the two tables against each other."""
-    from dlm_bench.report.paper_values import PAC_TABLE2, PAC_TABLE3
+    from dlm_bench.report.paper_values import table
 
-    assert PAC_TABLE3
-    for (ds, ard, method), t3 in PAC_TABLE3.items():
-        t2 = PAC_TABLE2[(ds, ard, method)]
+    table2, table3 = table("pac_table2"), table("pac_table3")
+    assert table3
+    for (ds, ard, method), t3 in table3.items():
+        t2 = table2[(ds, ard, method)]
         assert "gibbs_test" not in t3
         if method in ("VFE", "FITC"):
             assert all(t3[m][0] == t2[m][0] for m in ("test_mse", "kl_over_n", "noise_var")), method  # means
@@ -151,7 +152,7 @@ PAPER_COLUMNS = ("bound", "bound_pinsker", "gibbs_train", "gibbs_test", "test_ms
 def test_table1_csv_is_the_papers_table1():
     """Every cell of paper_values.csv's pac_table1 (means and SEs) against Table 1 as printed in the paper's text: the
     text's rows are '[boston] [epsilon] method' then seven 'mean +/- se' cells."""
-    from dlm_bench.report.paper_values import PAC_TABLE1
+    from dlm_bench.report.paper_values import table
 
     text = PAPER_TEXT.read_text()
     block = text[text.index("Table 1: Evaluation of full GP models"):text.index("Table 2: Evaluation of sparse GP")]
@@ -164,4 +165,4 @@ def test_table1_csv_is_the_papers_table1():
         cells = [(float(a), float(b)) for a, b in re.findall(_CELL, m.group(3))]
         printed[("boston", eps, m.group(2))] = dict(zip(PAPER_COLUMNS, cells))
     assert len(printed) == 15
-    assert printed == PAC_TABLE1
+    assert printed == table("pac_table1")
