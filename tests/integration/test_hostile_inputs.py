@@ -624,6 +624,10 @@ REPORT_ROWS = (
     + [Row(f"report_without_{k}", REPORT, 0, (SKIPPED, f"missing {k}"), setup=dropped_field(k))
        for k in ("status", "seed", "model")]
     + [Row("report_fifo_run_json", REPORT, 0, (SKIPPED, "not a regular file"), setup=fifo_run)]
+    # within the contract (config is free-form), but the report reads config.estimator.num_samples: a string there
+    # was an internal error (AttributeError) before 2026-12-07
+    + [Row("report_config_estimator_not_a_mapping", REPORT, 0, ("report: 3 runs",), ("internal error", "skipped"),
+           bad_run(config={"model": {"name": "svgp"}, "estimator": "bmc"}))]
     + [Row(f"report_curve_{name}", REPORT, 0, ("report: 2 runs", "Skipped curve.csv files", why), ("KeyError",),
            curve_runs(text)) for name, text, why in [
         ("no_iteration", "wall_s,loss,test_nll\n0.1,3,0.9\n", "no 'iteration' column"),
