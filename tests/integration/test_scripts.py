@@ -220,6 +220,9 @@ def test_fp_supp2_smoke_tiny(tmp_path, scripts_path, monkeypatch):
     assert in_process("fp_supp2.py", args, monkeypatch) == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["dataset"] == "synthetic_wlan" and summary["updates"] == 5
+    # no point 2-cycles in 5 updates here: auto picks the 3 that still move most (it drew an empty plot before)
+    gaps = summary["index_gap_last"]
+    assert len(summary["indices"]) == 3 and gaps == sorted(gaps, reverse=True) and not any(summary["index_two_cycles"])
 
 
 def test_compare_runs(tmp_path, scripts_path, monkeypatch, capsys):
