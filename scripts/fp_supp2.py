@@ -4,7 +4,8 @@ FPi optimum) and V0 = I, where the FP update on V ends in a 2-cycle (Theorem 1(1
 |gamma_t - gamma_{t-2}| <= 1e-3 |gamma_t - gamma_{t-1}|, gap >= 1e-6) and plots the chosen indices.
 
 Indices are 1-based like the paper's (MATLAB) 3591, 6311, 10301 of 19085; our wlan_inout_fp row order need not be
-theirs. --indices auto: the three flagged points with the largest gap (smoke; if none is flagged, the three largest gaps). Writes gamma.csv (update, index, gamma),
+theirs. --indices auto: the three flagged points with the largest gap (smoke; if none is flagged, the three largest
+gaps). Writes gamma.csv (update, index, gamma),
 summary.json and fp_supp2.png.
 
 usage: python scripts/fp_supp2.py OUT_DIR [--dataset wlan_inout_fp] [--indices 3591,6311,10301|auto] [--updates 60]
