@@ -51,13 +51,14 @@ def test_run_writes_the_results_contract(tmp_path, cli_env):
 @pytest.mark.parametrize(
     "override,needle",
     [
-        ("dataset=nope", "unknown dataset 'nope'; valid choices: a9a, abalone"),
         ("model.kernel=cubic", "Invalid value 'cubic', expected one of [rbf, matern]"),
-        ("trainer.nope=1", "unknown config key 'trainer.nope'"),
         ("objective.beta=0", "objective.beta must be a finite number > 0"),
     ],
 )
 def test_config_errors_are_one_line_exit_2(override, needle, tmp_path, cli_env):
+    """In a real process (Hydra's logging and warnings go to the process's stderr): an error Hydra's schema raises
+    and one dlm-bench's validation raises, each one line. The other origins (unknown groups, options and keys) are
+    rows of test_hostile_inputs.py's table, run in-process."""
     proc = run_cli(["run", f"results_dir={tmp_path}", override], cli_env)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()

@@ -52,9 +52,14 @@ def _file_leaves(group: str, option: str) -> dict:
 @pytest.mark.parametrize("override", CASES)
 def test_conf_file_composes_to_what_it_sets(override):
     """Each option composes, and the composed config has every value its yaml file sets (an experiment's own
-    values win over the groups it overrides; a dataset option, generated from the registry, names itself)."""
+    values win over the groups it overrides; a dataset option, generated from the registry, names itself); an
+    experiment names a report spec that exists (checked here, on the same composition)."""
+    from dlm_bench.report.layouts import SPECS
+
     group, option = override.split("=")
     cfg = compose_config([override])
+    if group == "experiment":
+        assert cfg.report in SPECS, f"{option}: report={cfg.report!r}"
     composed = OmegaConf.to_container(cfg, resolve=False, enum_to_str=True)
     leaves = _file_leaves(group, option)
     assert leaves, f"{group}/{option}.yaml sets nothing"
