@@ -162,7 +162,9 @@ def make_split(protocol_cfg, dataset: Dataset, seed: int) -> Split:
         split = savigp_split(dataset, seed)
     else:
         keys = list(inspect.signature(PROTOCOLS[name]).parameters)[2:]
-        split = PROTOCOLS[name](len(dataset.y), seed, **{k: getattr(protocol_cfg, k, None) for k in keys})
+        # only the keys the config has: a split argument it lacks keeps the function's own default, not None
+        given = {k: getattr(protocol_cfg, k) for k in keys if hasattr(protocol_cfg, k)}
+        split = PROTOCOLS[name](len(dataset.y), seed, **given)
     check_split(split, dataset, name, wants_val=name in ("dlm_regression", "dlm_classification") and protocol_cfg.val_frac > 0)
     split.x_stats = Standardizer.fit(dataset.X[split.train], enabled=protocol_cfg.normalize_x)
     regression = dataset.task == "regression"
