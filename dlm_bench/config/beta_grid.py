@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 GRID_COL = "cfg.objective.beta_index"  # a report table's column of a run's grid index (null: off the grid)
@@ -62,6 +65,8 @@ def select_beta(
     GRID_COL (objective.beta_index) and any run on the grid, runs off the grid (beta_index null: the ELBO at
     beta=1, a beta given by value) are left out; a table without grid runs (beta swept by value) keeps all.
     """
+    import pandas as pd  # here, not at the top: the config checks import this module and need no pandas
+
     ok = df[(df.get("status", "ok") == "ok")] if "status" in df else df
     if GRID_COL in ok and ok[GRID_COL].notna().any():
         ok = ok[ok[GRID_COL].notna()]

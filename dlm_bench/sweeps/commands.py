@@ -18,11 +18,6 @@ CFG_CHOICES = ("job", "hydra", "all")
 def run_command(args) -> int:
     """`dlm-bench run`: one configuration composed (its command-line errors first), then executed or, with --cfg,
     printed; `run -m` is the sweep. The exit status: 0 ok, 3 diverged, 1 failed, 2 a user error."""
-    from ..config.beta_grid import OutsideBetaGrid
-    from ..data import DatasetError
-    from ..errors import ConfigError, ResultsNotWritten
-    from ..run import execute
-
     overrides = list(args.overrides)
     if args.cfg is not None and args.cfg not in CFG_CHOICES:  # `--cfg key=value`: the value is an override
         overrides.insert(0, args.cfg)
@@ -45,6 +40,12 @@ def run_command(args) -> int:
         if extra:
             announce_experiment_point(overrides, extra)
         return print_config(cfg, args.cfg)
+    # imported once the command line is known good: a mistyped value is said without loading torch (~3 s)
+    from ..config.beta_grid import OutsideBetaGrid
+    from ..data import DatasetError
+    from ..errors import ConfigError, ResultsNotWritten
+    from ..run import execute
+
     try:
         record, run_dir = execute(cfg)
     except (ConfigError, DatasetError, OutsideBetaGrid) as err:
@@ -177,7 +178,6 @@ def sweep_command(args) -> int:
     """`dlm-bench sweep`: every grid point planned and validated, its data checked, then launched (or listed:
     --dry-run, --estimate). The exit status: 0, 1 (a point failed), 2 (not run), 75 (points deferred)."""
     from .deadline import DEFERRED_EXIT, set_deadline
-    from .launch import run_sweep, summary_line
     from .plan import dry_run_lines, invalid_points_message, plan_estimate, plan_sweep
     from .progress import Progress
     from .preflight import preflight
@@ -206,6 +206,8 @@ def sweep_command(args) -> int:
     plan, no_data = preflight(plan, fetch=True)  # data validated like config: fetched once here, or one line
     if no_data:
         raise UserError(no_data)
+    from .launch import run_sweep, summary_line  # here: it loads torch (~2 s), which a refused command line never needs
+
     est, seconds = plan_estimate(plan)
     print(f"sweep: {len(plan)} jobs; {est.line()}", file=sys.stderr, flush=True)
     shown = Progress.for_plan(plan, seconds)

@@ -13,11 +13,10 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from ..config.beta_grid import OutsideBetaGrid, apply_beta_grid_flag
+from ..config.beta_grid import OutsideBetaGrid
 from ..data import DatasetError
 from ..errors import ConfigError, NotApplicable, OutOfRequeues, ResultsNotWritten, TimeLimitReached
-from ..results.contract import read_status
-from ..run import execute, run_dir_for
+from ..run import execute
 from ..run.batched import RunningElsewhere, group_lock, requested
 from ..run.record import failure_record, progress
 from ..run.signals import check_not_terminated, install
@@ -25,6 +24,7 @@ from ..util.logline import numbered
 from ..util.locks import SWEEP_ID_ENV, RunLock, holder
 from .compose import job_number, job_overrides, sweep_beta_indices
 from .deadline import defer_reason, stop_at_deadline
+from .plan import point_state
 from .progress import announce
 from .watchdog import in_joblib_worker, watch_parent
 
@@ -39,25 +39,6 @@ def _set_threads(cfg: DictConfig) -> None:
         cpus = max(1, (os.cpu_count() or 1) // max(1, cfg.launcher.n_jobs))
     torch.set_num_threads(cpus)
     set_cores(cpus)  # the run then takes 1 thread or these `cpus` (dlm_bench/run/threads.py)
-
-
-def point_state(cfg: DictConfig, run_dir: Path | None = None) -> tuple[str, Path | None]:
-    """What a sweep does with this grid point, before it runs: (state, run_dir) with state one of
-    new | done | failed | rerun | outside_grid | running_elsewhere. Mutates cfg.objective like a run."""
-    try:
-        apply_beta_grid_flag(cfg.objective)
-    except OutsideBetaGrid:
-        return "outside_grid", None
-    run_dir = run_dir_for(cfg) if run_dir is None else run_dir
-    status = read_status(run_dir)
-    if status is not None and not cfg.resume.force:
-        if status in ("ok", "diverged"):
-            return "done", run_dir
-        if status == "failed" and not cfg.resume.retry_failed:
-            return "failed", run_dir
-    if holder(run_dir) is not None:
-        return "running_elsewhere", run_dir
-    return ("new" if status is None else "rerun"), run_dir
 
 
 def sweep_job(cfg: DictConfig) -> str:

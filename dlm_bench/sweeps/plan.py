@@ -8,12 +8,15 @@ from collections import Counter
 from pathlib import Path
 from typing import NamedTuple
 
+from omegaconf import DictConfig
+
 from ..config.beta_grid import OutsideBetaGrid, apply_beta_grid_flag
 from ..errors import ConfigError, NotApplicable
+from ..results.contract import read_status
 from ..run import config_dict, run_dir_for, run_name
+from ..util.locks import holder
 from .compose import compose_errors, point_message
 from .hydra_app import expand, main_hydra
-from .job import point_state
 
 DRY_RUN_WORDS = {
     "new": "new",
@@ -36,6 +39,25 @@ class PlannedPoint(NamedTuple):
     reason: str | None = None  # why an invalid point is invalid
     overrides: tuple = ()  # every override of the point
     config: dict | None = None  # a new point's resolved config (the cost estimate's input)
+
+
+def point_state(cfg: DictConfig, run_dir: Path | None = None) -> tuple[str, Path | None]:
+    """What a sweep does with this grid point, before it runs: (state, run_dir) with state one of
+    new | done | failed | rerun | outside_grid | running_elsewhere. Mutates cfg.objective like a run."""
+    try:
+        apply_beta_grid_flag(cfg.objective)
+    except OutsideBetaGrid:
+        return "outside_grid", None
+    run_dir = run_dir_for(cfg) if run_dir is None else run_dir
+    status = read_status(run_dir)
+    if status is not None and not cfg.resume.force:
+        if status in ("ok", "diverged"):
+            return "done", run_dir
+        if status == "failed" and not cfg.resume.retry_failed:
+            return "failed", run_dir
+    if holder(run_dir) is not None:
+        return "running_elsewhere", run_dir
+    return ("new" if status is None else "rerun"), run_dir
 
 
 # Hydra composes a point in ~0.1 s (seconds on a loaded machine), too slow for a paper-size grid (thousands of

@@ -111,7 +111,7 @@ def keep_sigterm_handler():
 
 def _member(tmp_path, k=2):
     from dlm_bench.run.batched import group_lock_dir
-    from dlm_bench.sweeps.job import point_state
+    from dlm_bench.sweeps.plan import point_state
 
     cfg = compose_config(TINY + ["method=dlm", f"objective.beta_index={k}", "objective.beta_batch=true",
                                  f"results_dir={tmp_path}"])
