@@ -12,7 +12,7 @@ from dlm_bench.sweeps.compose import compose_config
 from dlm_bench.sweeps.launch import run_sweep
 from tests.helpers import assert_batched_member_equals
 
-TINY = ["model.num_inducing=10", "trainer.max_iters=100", "dtype=float64", "device=cpu", "launcher=local",
+TINY = ["model.num_inducing=10", "trainer.max_iters=40", "dtype=float64", "device=cpu", "launcher=local",
         "trainer.progress=off", "dataset=boston"]
 GRID = ["method=dlm,dlm_fixed,beta_elbo", "objective.beta_index=0,2,5"]
 
