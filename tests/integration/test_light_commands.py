@@ -1,4 +1,4 @@
-"""Light commands stay light (issue 75): help, the listings and shell completion import neither torch, gpytorch nor
+"""Light commands stay light (issue 75): help, the listings, shell completion and a refused command line import neither torch, gpytorch nor
 hydra (composition is sweeps/compose.py's, imported when a command runs: issue 72).
 Each runs in its own interpreter under `python -X importtime`, whose stderr lists every module imported, in the
 order imported, as it happens (completion ends with os._exit, after which nothing could be asked). CPU time is
@@ -56,3 +56,17 @@ def test_importtime_parsing_sees_torch_when_it_is_imported(cli_env):
                           capture_output=True, text=True, env=cli_env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert {"torch", "gpytorch"} <= imported(proc.stderr)
+
+
+REFUSED = [(["run", "objective.beta=0"], "objective.beta must be a finite number > 0"),
+           (["sweep", "seed=0,1", "objective.bta=1"], "objective.bta"),
+           (["sweep", "experiment=nope"], "unknown experiment 'nope'")]
+
+
+@pytest.mark.parametrize("args, words", REFUSED, ids=[" ".join(a) for a, _ in REFUSED])
+def test_a_refused_command_line_is_said_before_torch_loads(args, words, cli_env, tmp_path):
+    """A mistyped value or key is one line and exit 2 from the composed config alone: torch and gpytorch (~3 s) are
+    imported only once the command line is good (sweeps/commands.py)."""
+    proc = run_light([*args, f"results_dir={tmp_path}"], cli_env)
+    assert proc.returncode == 2 and words in proc.stderr, proc.stderr[-2000:]
+    assert not imported(proc.stderr) & {"torch", "gpytorch"}
