@@ -1,5 +1,6 @@
-"""Light commands stay light (issue 75): help, the listings, shell completion and a refused command line import neither torch, gpytorch nor
-hydra (composition is sweeps/compose.py's, imported when a command runs: issue 72).
+"""Light commands stay light (issue 75): help, the listings and shell completion import neither torch, gpytorch nor
+hydra (composition is sweeps/compose.py's, imported when a command runs: issue 72); a refused command line composes
+(hydra) but imports neither torch nor gpytorch.
 Each runs in its own interpreter under `python -X importtime`, whose stderr lists every module imported, in the
 order imported, as it happens (completion ends with os._exit, after which nothing could be asked). CPU time is
 measured by `make bench`, not here."""
