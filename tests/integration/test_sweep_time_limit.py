@@ -11,7 +11,7 @@ import pytest
 from dlm_bench.sweeps import cost_estimate
 from dlm_bench.sweeps import deadline as sweep_deadline
 from dlm_bench.sweeps.compose import compose_config
-from dlm_bench.sweeps.deadline import defer_reason, parse_duration, set_deadline
+from dlm_bench.sweeps.deadline import defer_reason, expected_seconds, parse_duration, set_deadline
 from dlm_bench.sweeps.launch import run_sweep, summary_line
 from tests.helpers import cli_command
 
@@ -49,8 +49,11 @@ def test_points_that_would_not_finish_are_deferred_and_run_later(tmp_path):
     base = FAST + [f"results_dir={tmp_path}"]
     assert run_sweep(base + ["seed=0"])["ok"] == 1
     wall = json.loads(next(tmp_path.glob("default/*/run.json")).read_text())["train"]["wall_s"]
-    # the finished seed estimates the others: its wall time + 1 s of overhead does not fit in 1 s
-    with set_deadline(time.time() + 1.0):
+    # the finished seed estimates the others (its wall time + the run overhead of sweeps/cost_model.yaml): a limit of
+    # half that fits neither (a fixed 1 s stopped fitting once the sweep's launch got faster)
+    need = expected_seconds(compose_config(base + ["seed=1"]))
+    assert need is not None and need >= wall
+    with set_deadline(time.time() + need / 2):
         counts = run_sweep(base + ["seed=0,1,2"])
     assert (counts["skipped"], counts["deferred"], counts["ok"]) == (1, 2, 0), (counts, wall)
     assert len(list(tmp_path.glob("default/*/run.json"))) == 1  # nothing written for a deferred point
