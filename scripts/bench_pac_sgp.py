@@ -16,8 +16,6 @@ process CPU time, median over rounds.
 
 from __future__ import annotations
 
-import torch
-
 import benchkit
 import entry
 from dlm_bench.models import collapsed
@@ -30,13 +28,8 @@ def blocked_vs_plain(n=32000, m=500, rounds=3):
                                               f"model.num_inducing={m}"], n, 8)
     bundle.train()
 
-    def with_fast(fast):
-        def loss(b, X, y):
-            b.fast = fast
-            return type(b).loss(b, X, y)
-        return loss
-
-    b_s, p_s = compared(with_fast(True), with_fast(False), bundle, X, y, rounds, 1)
+    b_s, p_s = benchkit.compared(benchkit.loss_with("fast", True), benchkit.loss_with("fast", False), bundle, X, y,
+                                 rounds, 1)
     print(f"kl-PAC-SGP loss + gradient (N={n}, D=8, M={m}, SE-ARD): {b_s * 1e3:.0f} ms in blocks of "
           f"{bundle.BLOCK}, {p_s * 1e3:.0f} ms all at once (CPU)")
     return b_s / p_s, b_s
@@ -47,24 +40,6 @@ def loss_via_predict(bundle, X, y):
     t = bundle.terms(X, y)
     mean, var = collapsed.predict(t, bundle.kernel(bundle.Z, X).to_dense(), bundle.kernel(X, diag=True))
     return bundle.objective(y, mean, var, kl_collapsed(t))
-
-
-def loss_and_grad(fn, bundle, X, y):
-    bundle.zero_grad()
-    loss = fn(bundle, X, y)
-    loss.backward()
-    return loss.item(), torch.cat([p.grad.flatten() for p in bundle.trainable_parameters()])
-
-
-def compared(fn_a, fn_b, bundle, X, y, rounds, reps):
-    """Median CPU seconds of fn_a and fn_b (loss + gradient), interleaved rounds; asserts that the two losses and
-    gradients agree (their first calls are the warm-up)."""
-    (a_loss, a_g), (b_loss, b_g) = (loss_and_grad(fn, bundle, X, y) for fn in (fn_a, fn_b))
-    assert abs(a_loss - b_loss) <= 1e-12 * abs(b_loss), (a_loss, b_loss)
-    assert torch.allclose(a_g, b_g, rtol=1e-8, atol=1e-10 * b_g.abs().max().item())
-    times = benchkit.interleaved({"a": lambda: loss_and_grad(fn_a, bundle, X, y),
-                                  "b": lambda: loss_and_grad(fn_b, bundle, X, y)}, rounds, reps, warmup=False)
-    return tuple(benchkit.medians(times).values())
 
 
 def main(argv=None):
@@ -81,7 +56,7 @@ def main(argv=None):
     bundle, X, y = benchkit.synthetic_bundle(["experiment=pac_table2", "dataset=pol", "model.ard=true",
                                               f"model.num_inducing={args.m}", "method=kl_pac_sgp"], args.n, 26)
     bundle.train()
-    new_s, old_s = compared(type(bundle).loss, loss_via_predict, bundle, X, y, args.rounds, args.reps)
+    new_s, old_s = benchkit.compared(type(bundle).loss, loss_via_predict, bundle, X, y, args.rounds, args.reps)
     print(f"kl-PAC-SGP loss + gradient (N={args.n}, D=26, M={args.m}, SE-ARD): {new_s * 1e3:.0f} ms with "
           f"predict_at_inputs, {old_s * 1e3:.0f} ms through predict (CPU)")
     return new_s / old_s, new_s

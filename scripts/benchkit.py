@@ -115,6 +115,37 @@ def median_step_ms(bundle, X, y, iters: int, lr: float = 1e-3, cpu: bool = True)
     return 1e3 * statistics.median(adam_steps(bundle.loss, opt, X, y, iters, cpu))
 
 
+def loss_with(attr: str, value):
+    """bundle.loss with bundle.<attr> set to value first: a bundle's fast path (True) against its plain one (False)."""
+    def loss(bundle, X, y):
+        setattr(bundle, attr, value)
+        return type(bundle).loss(bundle, X, y)
+    return loss
+
+
+def loss_and_grad(fn, bundle, X, y):
+    """(loss, all gradients flattened) of fn(bundle, X, y)."""
+    import torch
+
+    bundle.zero_grad()
+    loss = fn(bundle, X, y)
+    loss.backward()
+    return loss.item(), torch.cat([p.grad.flatten() for p in bundle.trainable_parameters()])
+
+
+def compared(fn_a, fn_b, bundle, X, y, rounds: int, reps: int) -> tuple[float, float]:
+    """Median CPU seconds of fn_a and fn_b (loss + gradient), interleaved rounds; asserts that the two losses and
+    gradients agree (their first calls are the warm-up)."""
+    import torch
+
+    (a_loss, a_g), (b_loss, b_g) = (loss_and_grad(fn, bundle, X, y) for fn in (fn_a, fn_b))
+    assert abs(a_loss - b_loss) <= 1e-12 * abs(b_loss), (a_loss, b_loss)
+    assert torch.allclose(a_g, b_g, rtol=1e-8, atol=1e-10 * b_g.abs().max().item())
+    times = interleaved({"a": lambda: loss_and_grad(fn_a, bundle, X, y),
+                         "b": lambda: loss_and_grad(fn_b, bundle, X, y)}, rounds, reps, warmup=False)
+    return tuple(medians(times).values())
+
+
 def dlm_bench_cmd() -> list[str]:
     """The venv's `dlm-bench`, else the module (a checkout that was not pip-installed)."""
     from pathlib import Path

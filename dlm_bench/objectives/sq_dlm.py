@@ -34,10 +34,16 @@ class SqDLMSolution:
 def sq_dlm_solve(Kuu, Kuf, y, beta: float, jitter=0.0) -> SqDLMSolution:
     L, eye = jittered_cholesky(Kuu, jitter)
     A = torch.linalg.solve_triangular(L, Kuf, upper=False)
-    Ay = A @ y
-    LB = torch.linalg.cholesky(eye + (A @ A.T) / beta)
-    w = torch.linalg.solve_triangular(LB, Ay.unsqueeze(-1), upper=False)
+    LB, w, loss = sq_dlm_from_stats(A @ A.T, A @ y, y.square().sum(), beta, eye)
     v = torch.linalg.solve_triangular(LB.T, w, upper=True).squeeze(-1) / beta
-    loss = 0.5 * (y.square().sum() - w.square().sum() / beta)
     return SqDLMSolution(L, v, loss)
 
+
+def sq_dlm_from_stats(P, Ay, yy, beta: float, eye=None):
+    """(chol B, LB^{-1} A y as a column, J*) from the data statistics P = A A^T, A y and |y|^2: all the profiled
+    objective needs of the M x N matrix A, so the fused RBF path (models/fused_rbf.CollapsedRBFStats) can hand them
+    over without forming A outside it."""
+    eye = torch.eye(P.shape[-1], dtype=P.dtype, device=P.device) if eye is None else eye
+    LB = torch.linalg.cholesky(eye + P / beta)
+    w = torch.linalg.solve_triangular(LB, Ay.unsqueeze(-1), upper=False)
+    return LB, w, 0.5 * (yy - w.square().sum() / beta)

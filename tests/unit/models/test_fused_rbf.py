@@ -148,6 +148,34 @@ def test_sgpr_fused_loss_equals_plain_loss(ard, coincident):
         opt.step()
 
 
+@pytest.mark.parametrize("ard,coincident", [(True, False), (True, True), (False, False)])
+def test_sq_dlm_fused_loss_equals_plain_loss(ard, coincident):
+    """Square-loss DLM (models/sq_dlm.py) takes the same statistics P, A y as SGPR: loss and every gradient equal
+    the plain sq_dlm_solve path, also after Adam steps through the fused one."""
+    X, y = data(600, seed=4)
+    b = bundle(["objective=sq_dlm", f"model.ard={str(ard).lower()}", "objective.beta=0.3"], X, y)
+    assert type(b).__name__ == "SqDLMBundle"
+    with torch.no_grad():
+        b.Z.copy_(nearly_coincident(X, b.Z.shape[0], seed=4) if coincident else b.Z)
+        b.kernel.base_kernel.lengthscale = 1.3
+    assert fused_rbf.supports_fused_rbf(b.kernel, b.Z, X)
+    opt = torch.optim.Adam(b.trainable_parameters(), lr=0.05)
+    for _ in range(2):
+        b.fast = False
+        ref = b.loss(X, y)
+        ref_g = torch.autograd.grad(ref, b.trainable_parameters())
+        b.fast = True
+        loss = b.loss(X, y)
+        grads = torch.autograd.grad(loss, b.trainable_parameters())
+        assert_close(loss.detach(), ref.detach(), rtol=1e-10)
+        assert_close(loss.detach(), b.fused_loss(X, y).detach() / X.shape[0], rtol=0)  # loss() took the fused path
+        for a, r in zip(grads, ref_g):
+            assert_close(a, r)
+        opt.zero_grad()
+        b.loss(X, y).backward()
+        opt.step()
+
+
 def test_vfe_from_stats_equals_neg_log_marginal():
     X, y = data(200, seed=2)
     b = bundle(["model=sgpr", "model.ard=true"], X, y, m=15)
