@@ -108,7 +108,7 @@ report: $(STAMP)  ## report on everything under RESULTS (default results/)
 scoreboard: $(STAMP)  ## regenerate docs/reproductions/README.md (every paper figure/table: status, numbers, report)
 	$(PY) -m dlm_bench.report.scoreboard $(ARGS)
 
-bench: $(STAMP)  ## benchmarks, offline (docs/performance.md; ARGS=--quick / --smoke; ARGS="--device cuda": CPU vs GPU per step): Trainer/bare GPyTorch, uPS/bMC, fixed/joint path, batched beta grid, Student-t DLM, Poisson quadrature DLM (Laplace-Hermite cascade), SAVIGP ELBO, PAC-SGP, sq-DLM fused path, ordinal site, 1/default threads, dlm-bench --help startup
+bench: $(STAMP)  ## benchmarks, offline (docs/performance.md; ARGS=--quick / --smoke; ARGS="--device cuda": CPU vs GPU per step): Trainer/bare GPyTorch, uPS/bMC, fixed/joint path, batched beta grid, Student-t DLM, Poisson quadrature DLM (Laplace-Hermite cascade), SAVIGP ELBO, PAC-SGP, sq-DLM and SGPR fused paths, ordinal site, 1/default threads, dlm-bench --help startup
 	$(PY) scripts/bench.py $(ARGS)
 
 # The peer benchmark's own venv (git-ignored, never part of install/test): torch first (TORCH_SPEC, as `make install`),

@@ -16,11 +16,11 @@ import bench_batched
 import bench_batched_joint
 import bench_device
 import bench_fixed
+import bench_fused_stats
 import bench_laplace_cascade
 import bench_ordinal_site
 import bench_pac_sgp
 import bench_savigp
-import bench_sq_dlm
 import bench_startup
 import bench_student_t
 import bench_threads
@@ -59,7 +59,9 @@ BENCHES = [
     ("pac_blocked", "kl-PAC-SGP loss + gradient, blocks vs all at once (PAC Table 3 kin40k size: N=32000, M=500)",
      bench_pac_sgp, ["--blocked"], ["--rounds", "3"], ["--rounds", "1"]),
     ("sq_dlm", "sq-DLM loss + gradient, fused statistics vs plain (DLM Suppl. Fig. 2 pol size: N=3000, M=100)",
-     bench_sq_dlm, [], ["--rounds", "5"], ["--rounds", "2"]),
+     bench_fused_stats, [], ["--rounds", "5"], ["--rounds", "2"]),
+    ("sgpr", "SGPR loss + gradient, fused statistics vs plain (DLM Suppl. Fig. 1 pol size: N=3000, M=100)",
+     bench_fused_stats, ["--method", "sgpr"], ["--rounds", "5"], ["--rounds", "2"]),
     ("ordinal", "ordinal site expectations (SGGPM stock-shaped batch, 856 points)", bench_ordinal_site, [],
      ["--calls", "15"], ["--calls", "5"]),
     ("threads", "thread count", bench_threads, [], ["--repeats", "3"], ["--repeats", "2"]),
@@ -116,9 +118,10 @@ def summary(r: dict, cores: int) -> list[str]:
                             ("pac_blocked", "blocks of 2048 points / all at once (N=32000, M=500)", "the blocking's")):
         ratio, secs = r[key]
         lines.append(line(f"kl-PAC-SGP step, {what}", ratio, note=f"{secs * 1e3:.0f} ms; no target, < 1: {gain} gain"))
-    sq_ratio, sq_s = r["sq_dlm"]
-    lines.append(line("sq-DLM step, fused statistics / plain (N=3000, M=100)", sq_ratio,
-                      note=f"{sq_s * 1e3:.0f} ms; no target, < 1: the fused path's gain"))
+    for key, name in (("sq_dlm", "sq-DLM"), ("sgpr", "SGPR")):
+        ratio, secs = r[key]
+        lines.append(line(f"{name} step, fused statistics / plain (N=3000, M=100)", ratio,
+                          note=f"{secs * 1e3:.0f} ms; no target, < 1: the fused path's gain"))
     ord_ratio, ord_ms = r["ordinal"]
     lines.append(line("ordinal site, split by feature levels / whole batch (856 points)", ord_ratio,
                       note=f"{ord_ms:.1f} ms; no target, < 1: the split's gain"))
