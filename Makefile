@@ -101,6 +101,11 @@ PAC_APPF_DATA := results/pac_appF_data/gp_synthetic_d3.csv
 reproduce-pac-appF: $(PAC_APPF_DATA)
 $(PAC_APPF_DATA): | $(STAMP)
 	$(PY) scripts/make_gp_synthetic.py $@ --n 12000 --d 3 --seed 0
+# pac_appF_draws: the paper's protocol, one data set (its own lengthscales) per repetition, seeds 0-67
+PAC_APPF_DRAWS := results/pac_appF_data/draws/.written
+reproduce-pac-appF-draws: $(PAC_APPF_DRAWS)
+$(PAC_APPF_DRAWS): | $(STAMP)
+	$(PY) scripts/make_gp_synthetic.py 'results/pac_appF_data/draws/seed{seed}/gp_synthetic_d3.csv' --n 12000 --d 3 --seeds 0-67 && touch $@
 
 report: $(STAMP)  ## report on everything under RESULTS (default results/)
 	$(VENV)/bin/dlm-bench report $(RESULTS)

@@ -4,6 +4,9 @@ approximated with random Fourier features (exact in distribution as the number o
 need no 12000 x 12000 Cholesky. Writes a CSV with columns x0..x{d-1}, y (use with dataset=csv).
 
     python scripts/make_gp_synthetic.py results/pac_appF_data/gp_synthetic_d3.csv --n 12000 --d 3 --seed 0
+
+`--seeds 0-67` writes one data set per seed, each with its own lengthscales (the paper's App. F draws new ones for each
+repetition; experiment pac_appF_draws): OUT must then contain `{seed}`.
 """
 
 from __future__ import annotations
@@ -28,19 +31,29 @@ def gp_synthetic(n: int, d: int, seed: int, noise: float = 0.01, features: int =
     return X, y, lengthscales
 
 
+def seed_range(text: str) -> range:
+    """'A-B' (both included) or 'A'."""
+    lo, _, hi = text.partition("-")
+    return range(int(lo), int(hi or lo) + 1)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("out", type=Path)
+    ap.add_argument("out", help="CSV path; with --seeds it must contain {seed}")
     ap.add_argument("--n", type=int, default=12000)
     ap.add_argument("--d", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seeds", type=seed_range, default=None, help="A-B: one data set per seed (overrides --seed)")
     ap.add_argument("--noise", type=float, default=0.01)
     args = ap.parse_args()
-    X, y, ls = gp_synthetic(args.n, args.d, args.seed, args.noise)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    df = pd.DataFrame(X, columns=[f"x{i}" for i in range(args.d)]).assign(y=y)
-    df.to_csv(args.out, index=False)
-    print(f"wrote {args.out}: {args.n} x {args.d}, lengthscales {np.round(ls, 3).tolist()}")
+    if args.seeds is not None and "{seed}" not in args.out:
+        ap.error(f"--seeds writes one file per seed: OUT must contain {{seed}}, got {args.out!r}")
+    for seed in args.seeds if args.seeds is not None else [args.seed]:
+        out = Path(args.out.format(seed=seed))
+        X, y, ls = gp_synthetic(args.n, args.d, seed, args.noise)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        pd.DataFrame(X, columns=[f"x{i}" for i in range(args.d)]).assign(y=y).to_csv(out, index=False)
+        print(f"wrote {out}: {args.n} x {args.d}, lengthscales {np.round(ls, 3).tolist()}")
 
 
 if __name__ == "__main__":

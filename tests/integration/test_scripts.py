@@ -195,6 +195,30 @@ def test_make_gp_synthetic_tiny(tmp_path, scripts_path, monkeypatch):
     assert len(lines) == 31 and len(lines[0].split(",")) == 3
 
 
+def test_make_gp_synthetic_one_data_set_per_seed(tmp_path, scripts_path, monkeypatch, capsys):
+    """`--seeds` (make reproduce-pac-appF-draws): one file per seed, each with its own lengthscales; seed 0's file is
+    the single data set `--seed 0` writes (pac_appF's); OUT without {seed} is refused."""
+    pattern = str(tmp_path / "seed{seed}" / "gp.csv")
+    assert in_process("make_gp_synthetic.py", [pattern, "--n", 40, "--d", 3, "--seeds", "0-2"], monkeypatch) == 0
+    lengthscales = [line.split("lengthscales ")[1] for line in capsys.readouterr().out.splitlines()]
+    assert len(set(lengthscales)) == 3
+    assert in_process("make_gp_synthetic.py", [tmp_path / "one.csv", "--n", 40, "--d", 3], monkeypatch) == 0
+    assert (tmp_path / "seed0" / "gp.csv").read_bytes() == (tmp_path / "one.csv").read_bytes()
+    assert (tmp_path / "seed1" / "gp.csv").read_bytes() != (tmp_path / "seed2" / "gp.csv").read_bytes()
+    assert in_process("make_gp_synthetic.py", [tmp_path / "x.csv", "--seeds", "0-1"], monkeypatch) == 2
+    assert "must contain {seed}" in capsys.readouterr().err
+
+
+def test_pac_appF_draws_reads_each_seeds_own_data_under_one_dataset_name():
+    """pac_appF_draws: seed s trains on draws/seed<s>/ (the paper's new data per repetition), and every file keeps
+    pac_appF's file name, so the report (which groups by the data set's name, the file's stem) pools the seeds."""
+    from dlm_bench.sweeps.compose import compose_config
+
+    paths = [Path(compose_config(["experiment=pac_appF_draws", f"seed={s}"]).dataset.path) for s in (0, 7)]
+    assert paths[0] != paths[1] and paths[1].parent.name == "seed7"
+    assert {p.stem for p in paths} == {Path(compose_config(["experiment=pac_appF"]).dataset.path).stem}
+
+
 def test_make_logistic_synthetic_tiny(tmp_path, scripts_path, monkeypatch):
     assert in_process("make_logistic_synthetic.py", [tmp_path, "--n", 40, "--dims", "3"], monkeypatch) == 0
     written = list(tmp_path.glob("*.csv"))

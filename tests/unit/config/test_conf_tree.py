@@ -40,12 +40,14 @@ def _file_leaves(group: str, option: str) -> dict:
     def walk(n, prefix):
         for k, v in n.items():
             key = f"{prefix}.{k}" if prefix else str(k)
-            if OmegaConf.is_dict(v):
+            if isinstance(v, dict):
                 walk(v, key)
             elif prefix or k not in ("defaults", "hydra"):
-                out[key] = OmegaConf.to_container(v) if OmegaConf.is_list(v) else v
+                out[key] = v
 
-    walk(OmegaConf.create({k: v for k, v in node.items() if k not in ("defaults", "hydra")}), "" if glob else group)
+    # unresolved: a value may interpolate a key of the composed config (pac_appF_draws: dataset.path has ${seed})
+    raw = OmegaConf.to_container(node, resolve=False)
+    walk({k: v for k, v in raw.items() if k not in ("defaults", "hydra")}, "" if glob else group)
     return out
 
 
