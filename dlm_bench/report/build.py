@@ -19,6 +19,7 @@ from .spec_types import (
     CurveSpec,
     ExternalSpec,
     FigureSpec,
+    PairedSpec,
     PredictiveComparisonSpec,
     PredictiveSpec,
     SweepFigureSpec,
@@ -165,6 +166,8 @@ def _build(dirs, out: Path, paper: str | None, baseline: str | None = None) -> d
                 made["tables"] += _write_table(sub, spec, stem, experiment, selected)
                 made["missing"] += [f"[{experiment}] {spec.name}: {note}"
                                     for note in partial_grids(sub, spec.methods, tuple(spec.by), spec.over)]
+            elif isinstance(spec, PairedSpec):
+                _write_paired_spec(sub, spec, stem, experiment, made)
             elif isinstance(spec, ExternalSpec):
                 written = spec.build([Path(d) / "run.json" for d in sub["run_dir"]], stem, experiment)
                 made["figures"] += [p for p in written if p.suffix == ".png"]
@@ -221,6 +224,17 @@ def _write_selection(sub, specs, stem: Path, experiment: str, made: dict, baseli
     made["baselines"][experiment] = base
     _write_paired(paired(sel, base), stem.with_name(f"{name}_paired"), name, base, made)
     return sel
+
+
+def _write_paired_spec(sub, spec: PairedSpec, stem: Path, experiment: str, made: dict) -> None:
+    """A PairedSpec: its methods' runs (labelled as the layout names them) paired with its baseline's by seed."""
+    data = apply_methods(sub, spec.methods, cell=tuple(spec.by))
+    labelled = data.drop(columns="method").rename(columns={SERIES: "method"})
+    if spec.baseline not in set(labelled["method"]):
+        made["not_drawn"].append(f"{stem.name}: no run of its baseline {spec.baseline!r}")
+        return
+    pairs = paired(labelled, spec.baseline, by=tuple(spec.by), metrics=tuple(spec.metrics))
+    _write_paired(pairs, stem, f"{experiment}_{spec.name}", spec.baseline, made)
 
 
 def _write_paired(pairs: pd.DataFrame, stem: Path, name: str, base: str, made: dict) -> None:

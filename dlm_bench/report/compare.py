@@ -139,14 +139,15 @@ def _by_seed(rows: pd.DataFrame) -> pd.DataFrame:
     return rows.drop(columns=["method"]).groupby("seed").mean(numeric_only=True)
 
 
-def paired(sel: pd.DataFrame, baseline: str) -> pd.DataFrame:
-    """Each method against `baseline` per (dataset, train_size) over the seeds both have: mean of the per-seed
-    difference method - baseline (every test metric here is lower-is-better: negative favours the method), its
-    standard error (std ddof=1 / sqrt(n)), the half-width of its 95% t interval, the tests' p-values and `wins`
-    (seeds where the method is strictly lower)."""
+def paired(sel: pd.DataFrame, baseline: str, by: tuple[str, ...] = CELL,
+           metrics: tuple[str, ...] = TEST_METRICS) -> pd.DataFrame:
+    """Each method against `baseline` per cell of `by` (default: dataset, train_size) over the seeds both have: mean
+    of the per-seed difference method - baseline (every test metric here is lower-is-better: negative favours the
+    method), its standard error (std ddof=1 / sqrt(n)), the half-width of its 95% t interval, the tests' p-values and
+    `wins` (seeds where the method is strictly lower)."""
     rows = []
-    metrics = [m for m in TEST_METRICS if m in sel and sel[m].notna().any()]
-    for (ds, n_train), cell in sel.groupby(["dataset", "train_size"], sort=True):
+    metrics = [m for m in metrics if m in sel and sel[m].notna().any()]
+    for key, cell in sel.groupby(list(by), sort=True):
         base = _by_seed(cell[cell["method"] == baseline])
         if base.empty:
             continue
@@ -163,7 +164,7 @@ def paired(sel: pd.DataFrame, baseline: str) -> pd.DataFrame:
                 se = d.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan
                 ci = stats.t.ppf(0.975, n - 1) * se if n > 1 else np.nan
                 for test in paired_test(d):
-                    rows.append({"dataset": ds, "train_size": n_train, "method": method, "baseline": baseline,
+                    rows.append({**dict(zip(by, key)), "method": method, "baseline": baseline,
                                  "metric": metric, **test, "mean_diff": d.mean(), "se": se, "ci95": ci,
                                  "n_seeds": n, "wins": int((d < 0).sum())})
-    return pd.DataFrame(rows, columns=PAIRED_COLUMNS)
+    return pd.DataFrame(rows, columns=[*by, *PAIRED_COLUMNS[len(CELL):]])

@@ -156,13 +156,19 @@ def make_sweep_figure(df: pd.DataFrame, spec):
 
 def make_paired_figure(pairs: pd.DataFrame):
     """Paired differences (method - baseline, per seed) with their 95% t intervals: one panel per metric, one row per
-    (dataset, train size, method); a dashed line at 0 (no difference); None when there is nothing to draw."""
-    one = pairs.drop_duplicates(["dataset", "train_size", "method", "metric"])  # one row per test: keep one
+    (cell, method), the cell being the columns before `method` (dataset, train size unless a layout says otherwise);
+    a dashed line at 0 (no difference); None when there is nothing to draw."""
+    cell = list(pairs.columns[:list(pairs.columns).index("method")])
+    one = pairs.drop_duplicates([*cell, "method", "metric"])  # one row per test: keep one
     metrics = list(dict.fromkeys(one["metric"]))
     if one.empty:
         return None
-    keys = one[["dataset", "train_size", "method"]].drop_duplicates()
-    labels = [f"{d}, n={t}: {m}" for d, t, m in keys.itertuples(index=False)]
+    keys = one[[*cell, "method"]].drop_duplicates()
+    if cell == ["dataset", "train_size"]:
+        labels = [f"{d}, n={t}: {m}" for d, t, m in keys.itertuples(index=False)]
+    else:
+        labels = [", ".join(f"{c}={v}" for c, v in zip(cell, row[:-1])) + f": {row[-1]}"
+                  for row in keys.itertuples(index=False)]
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.8 * len(metrics), 1.2 + 0.32 * len(labels)), squeeze=False)
     for j, metric in enumerate(metrics):
         ax = axes[0][j]

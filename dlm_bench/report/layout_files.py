@@ -17,12 +17,13 @@ from .spec_types import (
     ExternalSpec,
     FigureSpec,
     MethodSpec,
+    PairedSpec,
     PredictiveComparisonSpec,
     PredictiveSpec,
     TableSpec,
 )
 
-KINDS = {"figure": FigureSpec, "curve": CurveSpec, "table": TableSpec, "predictive": PredictiveSpec,
+KINDS = {"figure": FigureSpec, "curve": CurveSpec, "table": TableSpec, "paired": PairedSpec, "predictive": PredictiveSpec,
          "predictive_comparison": PredictiveComparisonSpec, "external": ExternalSpec}
 
 

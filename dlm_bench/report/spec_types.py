@@ -56,6 +56,18 @@ class TableSpec:
 
 
 @dataclass(frozen=True)
+class PairedSpec:
+    """Each method against `baseline` over the seeds both have (compare.paired: mean difference, SE, paired t-test and
+    Wilcoxon p, wins), in every cell of `by`: for experiments without a beta grid (a learning curve's iterations), where
+    the beta-selection tables' own paired table (against the ELBO) is not made."""
+    name: str
+    by: tuple[str, ...]
+    metrics: tuple[str, ...]
+    methods: tuple[MethodSpec, ...]
+    baseline: str
+
+
+@dataclass(frozen=True)
 class PredictiveSpec:
     """1-D predictive distributions (from each run's predictive.json): one panel per value of `panels` for the
     runs of `method` with seed `seed`, with `overlay` (e.g. the full GP, mean +- 2 sd including noise) drawn in each."""

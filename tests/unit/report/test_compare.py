@@ -86,6 +86,41 @@ def test_only_seeds_both_methods_have_are_paired():
     assert row["n_seeds"] == 3 and row["mean_diff"] == pytest.approx(0.5)
 
 
+def test_paired_cells_by_other_columns_match_scipy():
+    """`by` other than (dataset, train_size): each cell paired on its own, the cell's columns first in the table."""
+    rng = np.random.default_rng(0)
+    base, other = rng.normal(2.0, 0.1, size=(2, 4)), rng.normal(2.05, 0.1, size=(2, 4))
+    sel = pd.DataFrame([{"dataset": "d", "train_iterations": it, "seed": s, "method": m, "test_nll": v[i, s]}
+                        for i, it in enumerate((100, 3000)) for m, v in (("Q", base), ("B", other)) for s in range(4)])
+    out = paired(sel, "Q", by=("dataset", "train_iterations"), metrics=("test_nll",))
+    assert list(out.columns[:4]) == ["dataset", "train_iterations", "method", "baseline"]
+    for i, it in enumerate((100, 3000)):
+        row = out[(out["train_iterations"] == it) & (out["test"] == "paired t")].iloc[0]
+        assert row["mean_diff"] == pytest.approx((other[i] - base[i]).mean())
+        assert row["p_value"] == pytest.approx(stats.ttest_rel(other[i], base[i]).pvalue)
+
+
+def test_a_paired_layout_pairs_a_learning_curves_estimators_seed_by_seed(tmp_path):
+    """The `paired` layout kind (dlm_samplers_count: each estimator against exact gradients at every iteration
+    budget): its table against scipy on the runs written, its figure drawn."""
+    nll = {("quadrature", None): [2.25, 2.26, 2.24], ("bmc", 1): [2.26, 2.275, 2.245]}
+    for (est, L), values in nll.items():
+        for s, v in enumerate(values):
+            for it, shift in ((100, 0.3), (3000, 0.0)):
+                rec = _record("svgp-dlm", "dlm", 1.0, s, v + shift, v, experiment="dlm_samplers_count")
+                rec.update(estimator=est, dataset="abalone", train={"iterations": it})
+                rec["config"] = {"estimator": {"name": est, "num_samples": L}}
+                rec["metrics"]["test_mre"] = 0.5
+                _write(tmp_path / "runs", f"{est}_{it}_{s}", rec)
+    build_report([tmp_path / "runs"], tmp_path / "rep")
+    pairs = pd.read_csv(tmp_path / "rep" / "dlm_samplers_count_paired_by_iterations.csv")
+    row = pairs[(pairs["train_iterations"] == 3000) & (pairs["metric"] == "test_nll") & (pairs["test"] == "paired t")]
+    assert list(row["method"]) == ["bMC-1"] and list(row["baseline"]) == ["quadrature (exact gradients)"]
+    want = stats.ttest_rel(nll[("bmc", 1)], nll[("quadrature", None)])
+    assert float(row["p_value"].iloc[0]) == pytest.approx(want.pvalue) and row["wins"].iloc[0] == 0
+    assert (tmp_path / "rep" / "dlm_samplers_count_paired_by_iterations.png").is_file()
+
+
 def test_ad_hoc_sweep_selects_each_seeds_beta_on_validation(tmp_path):
     write_sweep(tmp_path)
     df = with_grid_flag(collect([tmp_path]))

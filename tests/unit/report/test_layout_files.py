@@ -91,5 +91,5 @@ def test_every_report_key_is_declared_once_and_every_layout_has_a_kind():
     layouts = all_layouts()
     assert len(layouts) == 38  # 35 paper figures/tables + the 3 compare presets
     assert all(specs and all(isinstance(s, (FigureSpec, CurveSpec, TableSpec, PredictiveSpec, ExternalSpec))
-                             or type(s).__name__ == "PredictiveComparisonSpec" for s in specs)
+                             or type(s).__name__ in ("PredictiveComparisonSpec", "PairedSpec") for s in specs)
                for specs in layouts.values())
