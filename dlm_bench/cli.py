@@ -125,8 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="collect run.json files into results.parquet, tables, figures, index.md, index.html")
     p.add_argument("dirs", nargs="+", help="results directories (searched recursively for run.json); "
                    "report.baseline=LABEL among them is --baseline LABEL")
-    p.add_argument("--baseline", help="the method label the paired tables compare with (default: the ELBO-trained "
-                   "SVGP where present: 'ELBO (beta=1)', 'SVGP (collapsed ELBO)', 'svgp-elbo (beta=1)')")
+    p.add_argument("--baseline", action="append", help="the method label the paired tables compare with (default: the "
+                   "ELBO-trained SVGP where present: 'ELBO (beta=1)', 'SVGP (collapsed ELBO)', 'svgp-elbo (beta=1)'); "
+                   "again for more tables: <experiment>_paired_vs_<label>")
     p.add_argument("--paper", help="only runs of this paper key (dlm, pac, sggpm, fp, savigp)")
     p.add_argument("--out", help="output directory (default: <first DIR>/report)")
     p.set_defaults(func=command("report.command:report_command"))

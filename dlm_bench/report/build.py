@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -105,10 +106,11 @@ def writable_out(out: Path) -> Path:
     return out
 
 
-def build_report(dirs, out: Path, paper: str | None = None, baseline: str | None = None) -> dict:
+def build_report(dirs, out: Path, paper: str | None = None, baseline: str | list[str] | None = None) -> dict:
     """The report of `dirs` under `out`; a ReportError (one line) when an input cannot be read or `out` cannot
-    be written (checked first, and again for every file written), or when `baseline` (the paired tables' baseline
-    label; default compare.DEFAULT_BASELINES) names no method of any experiment (the report is written first)."""
+    be written (checked first, and again for every file written), or when a `baseline` (the paired tables' baseline
+    label; default compare.DEFAULT_BASELINES) names no method of any experiment (the report is written first).
+    Several baselines: the first gives <experiment>_paired, each further one <experiment>_paired_vs_<its slug>."""
     for d in dirs:
         check_input(d)
     created = _missing_folders(Path(out))
@@ -143,7 +145,8 @@ def _remove_if_empty(folders: list[Path]) -> None:
             return
 
 
-def _build(dirs, out: Path, paper: str | None, baseline: str | None = None) -> dict:
+def _build(dirs, out: Path, paper: str | None, baseline: str | list[str] | None = None) -> dict:
+    baselines = [baseline] if baseline is None or isinstance(baseline, str) else list(baseline)
     bad_curves: list = []
     df, skipped = collect_runs(dirs, bad_curves)
     if df.empty:
@@ -155,11 +158,11 @@ def _build(dirs, out: Path, paper: str | None, baseline: str | None = None) -> d
             raise ReportError(f"no runs of paper {paper!r} under {', '.join(map(str, dirs))}")
     df.to_parquet(out / "results.parquet", index=False)
     made = {"results": [out / "results.parquet"], "tables": [], "figures": [], "missing": [], "skipped": skipped,
-            "skipped_curves": bad_curves, "not_drawn": [], "baselines": {}}
+            "skipped_curves": bad_curves, "not_drawn": [], "baselines": {}, "baselines_used": set()}
     for experiment, sub in df.groupby("experiment", sort=True):
         made["missing"] += [f"[{experiment}] {m}" for m in missing_points(sub, cell_columns(sub))]
         specs = specs_for(experiment, sub)
-        selected = _write_selection(sub, specs, out / experiment, experiment, made, baseline)
+        selected = _write_selection(sub, specs, out / experiment, experiment, made, baselines)
         for spec in specs:
             stem = out / f"{experiment}_{spec.name}"
             if isinstance(spec, TableSpec):
@@ -187,13 +190,13 @@ def _build(dirs, out: Path, paper: str | None, baseline: str | None = None) -> d
     made["index"] = _write_index(out, dirs, len(df), made)
     made["html"] = write_html(out, made)
     made["runs"] = len(df)
-    if baseline is not None and not any(b == baseline for b in made["baselines"].values()):
+    for baseline in (b for b in baselines if b is not None and b not in made["baselines_used"]):
         raise ReportError(f"report.baseline={baseline!r} names no method of these runs (the report was written; "
                           f"its paired tables are missing; see index.md for the methods)")
     return made
 
 
-def _write_selection(sub, specs, stem: Path, experiment: str, made: dict, baseline: str | None):
+def _write_selection(sub, specs, stem: Path, experiment: str, made: dict, baselines: list):
     """<experiment>_selected (one row per dataset, train size, method, seed at the beta chosen on validation) and
     <experiment>_paired (each method against the baseline over seeds; table and figure), for an experiment with a
     beta grid. Returns the selected rows (None without a grid) for the summary tables and the figures against beta."""
@@ -216,14 +219,22 @@ def _write_selection(sub, specs, stem: Path, experiment: str, made: dict, baseli
         f"with `selected_by` empty has one beta.\n\n{to_markdown(sel)}")
     made["tables"] += [path.with_suffix(".csv"), path.with_suffix(".md")]
     labels = list(dict.fromkeys(sel["method"]))
-    base = pick_baseline(labels, baseline)
-    if base is None:
-        made["not_drawn"].append(f"{name}_paired: no baseline among {labels}"
-                                 + (f" named {baseline!r}" if baseline else "") + " (choose one: report.baseline=LABEL)")
-        return sel
-    made["baselines"][experiment] = base
-    _write_paired(paired(sel, base), stem.with_name(f"{name}_paired"), name, base, made)
+    for i, baseline in enumerate(baselines):
+        table = f"{name}_paired" if i == 0 else f"{name}_paired_vs_{label_slug(baseline)}"
+        base = pick_baseline(labels, baseline)
+        if base is None:
+            made["not_drawn"].append(f"{table}: no baseline among {labels}" + (f" named {baseline!r}" if baseline else "")
+                                     + " (choose one: report.baseline=LABEL)")
+            continue
+        made["baselines"].setdefault(experiment, base)
+        made["baselines_used"].add(base)
+        _write_paired(paired(sel, base), stem.with_name(table), name, base, made)
     return sel
+
+
+def label_slug(label: str) -> str:
+    """A method label as a file-name part: 'DLM (fixed)' -> 'dlm_fixed', 'beta-ELBO' -> 'beta_elbo'."""
+    return re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
 
 
 def _write_paired_spec(sub, spec: PairedSpec, stem: Path, experiment: str, made: dict) -> None:

@@ -14,18 +14,18 @@ def report_command(args) -> int:
     from . import build_report
     from .collect import ReportError
 
-    baseline = args.baseline
+    baselines = list(args.baseline or [])
     dirs = []
     for d in args.dirs:  # report.baseline=LABEL, in the sweep's key=value spelling, is --baseline LABEL
         if d.startswith("report.baseline=") and not Path(d).exists():
-            baseline = d.split("=", 1)[1]
+            baselines.append(d.split("=", 1)[1])
         else:
             dirs.append(d)
     if not dirs:  # a missing directory is build_report's ReportError (collect.check_input), before anything is written
         raise UserError("no results directory given")
     out = Path(args.out) if args.out else Path(dirs[0]) / "report"
     try:
-        made = build_report(dirs, out, paper=args.paper, baseline=baseline)
+        made = build_report(dirs, out, paper=args.paper, baseline=baselines or None)
     except (ReportError, FileNotFoundError) as err:
         raise UserError(str(err)) from err
     counts = ", ".join(f"{v} {k}" for k, v in sorted(made["counts"].items()))

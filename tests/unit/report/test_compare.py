@@ -165,6 +165,24 @@ def test_a_baseline_that_names_no_method_is_a_one_line_error_after_the_report(tm
     assert set(pairs["method"]) == {"svgp-elbo (beta=1)"} and (pairs["mean_diff"][pairs.metric == "test_nll"] > 0).all()
 
 
+def test_several_baselines_give_one_paired_table_each_from_the_command_line(tmp_path):
+    """`dlm-bench report DIR --baseline A report.baseline=B`: A's table is <exp>_paired, B's <exp>_paired_vs_<slug>;
+    a further label that names no method is the one-line error, after both tables are written."""
+    from dlm_bench.cli import main
+
+    write_sweep(tmp_path / "runs", seeds=range(3))
+    assert main(["report", str(tmp_path / "runs"), "--baseline", "svgp-elbo (beta=1)",
+                 "report.baseline=svgp-dlm (beta selected)", "--out", str(tmp_path / "rep")]) == 0
+    first = pd.read_csv(tmp_path / "rep" / "mine_paired.csv")
+    second = pd.read_csv(tmp_path / "rep" / "mine_paired_vs_svgp_dlm_beta_selected.csv")
+    assert set(first["baseline"]) == {"svgp-elbo (beta=1)"} and set(second["baseline"]) == {"svgp-dlm (beta selected)"}
+    nll = [t[(t["metric"] == "test_nll") & (t["test"] == "paired t")]["mean_diff"].iloc[0] for t in (first, second)]
+    assert nll[0] == pytest.approx(-nll[1])  # the same pair, seen from either side
+    assert main(["report", str(tmp_path / "runs"), "--baseline", "svgp-elbo (beta=1)", "--baseline", "nope",
+                 "--out", str(tmp_path / "rep3")]) == 2
+    assert (tmp_path / "rep3" / "mine_paired.csv").is_file()
+
+
 def test_markdown_tables_become_html_tables_with_text_escaped():
     page = markdown_to_html("# t\n\n| a | b |\n|---|---|\n| 1 | <x> |\n\n- [f](f.md)")
     assert "<table>" in page and "<td>&lt;x&gt;</td>" in page and '<a href="f.md">f</a>' in page
