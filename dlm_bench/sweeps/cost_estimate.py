@@ -107,7 +107,7 @@ def n_train(config: dict) -> int | None:
     if name == "dlm_classification":
         size = p.get("train_size") or 2000
         return min(size, n - int(round(0.1 * n)) - min(p.get("test_size") or 1000, n // 2))
-    frac = 0.8 if name == "pac" else p.get("train_frac", 0.67)
+    frac = p.get("train_frac") or 0.67  # protocol=pac sets 0.8; pac_appF 1/6 (it was read as 0.8 whatever it said)
     base = int(round(frac * n))
     return min(base, p["train_size"]) if p.get("train_size") else base
 

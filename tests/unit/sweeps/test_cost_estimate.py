@@ -263,6 +263,20 @@ def round_costs(monkeypatch):
                                        "slurm": ce.LaunchCost(0.0, 6.0)})
 
 
+def test_the_training_size_follows_the_protocols_own_train_frac(tmp_path):
+    """n_train from protocol.train_frac, also under protocol=pac: pac_appF trains on 1/6 of its file (2000 of 12000);
+    read as pac's default 0.8, its exact GP (M = n) was estimated at ~11 CPU hours a run instead of about a minute."""
+    from omegaconf import OmegaConf
+
+    from dlm_bench.sweeps.compose import compose_config
+
+    data = tmp_path / "gp.csv"
+    data.write_text("x0,y\n" + "".join(f"{i},{i}\n" for i in range(1200)))
+    for overrides, want in ((["experiment=pac_appF"], 200), (["protocol=pac", "dataset=csv", "dataset.target=y"], 960)):
+        cfg = compose_config([*overrides, f"dataset.path={data}"])
+        assert ce.n_train(OmegaConf.to_container(cfg, resolve=True)) == want
+
+
 def test_the_sweeps_wall_adds_its_start_plan_and_launches_and_divides_by_the_launchers_jobs(round_costs):
     """Hand computations of sweep_wall_seconds (issue 75: the walls measured were 1.4-2.2x the CPU estimate)."""
     units, points = [10.0, 20.0, 30.0], 5
