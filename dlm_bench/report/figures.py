@@ -40,7 +40,8 @@ def save_figure(fig, stem: Path, dpi: int) -> list[Path]:
 
 def make_figure(df: pd.DataFrame, spec: FigureSpec):
     """The matplotlib Figure for `spec` (error bars: standard error over seeds); None when no run matches."""
-    data = apply_methods(df, spec.methods, extra_group=(spec.x,) if spec.x != "beta" else (), cell=("dataset", spec.x))
+    data = apply_methods(df, spec.methods, extra_group=(spec.x,) if spec.x != "beta" else (), cell=("dataset", spec.x),
+                         over=spec.over)
     datasets = sorted(data["dataset"].unique())
     if not datasets:
         return None

@@ -27,6 +27,7 @@ class FigureSpec:
     xlabel: str | None = None
     title: str = ""
     scatter: bool = False  # one marker per run instead of mean ± SE lines (e.g. local optima over initialisations)
+    over: tuple[str, ...] = ()  # settings the lines average over on purpose, as TableSpec.over
 
 
 @dataclass(frozen=True)

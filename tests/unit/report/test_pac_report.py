@@ -166,3 +166,29 @@ def test_table1_csv_is_the_papers_table1():
         printed[("boston", eps, m.group(2))] = dict(zip(PAPER_COLUMNS, cells))
     assert len(printed) == 15
     assert printed == table("pac_table1")
+
+
+def test_app_f_pools_repetitions_that_each_have_their_own_data_file(tmp_path):
+    """pac_appF_draws gives every seed its own data file (cfg.dataset.path differs between seeds): the App. F table
+    and figure average over it (`over`), one kl-PAC-GP row per (L, r) with both seeds, not one series per file."""
+    from dlm_bench.report import build_report
+
+    for seed, bound in ((0, 0.29), (1, 0.17)):
+        for r in (0, 1):
+            rec = {"schema": 1, "status": "ok", "paper": "pac", "experiment": "pac_appF_draws", "dataset": "gp_synthetic_d3",
+                   "task": "regression", "model": "pac_gp", "objective": "pac_kl", "estimator": "exact", "beta": 1.0,
+                   "seed": seed, "split": "pac", "train_size": 2000, "method": "pac_gp-pac_kl",
+                   "metrics": {"bound": bound + 0.01 * r, "gibbs_train": 0.02, "gibbs_test": 0.05, "kl_over_n": 0.2,
+                               "log_theta": 11.33 if r == 0 else 20.33},
+                   "train": {"iterations": 20},
+                   "config": {"dataset": {"name": "csv", "path": f"draws/seed{seed}/gp_synthetic_d3.csv"},
+                              "pac": {"grid_L": 8.0, "round_digits": r, "epsilon": 0.6}, "report": "pac_appF"}}
+            d = tmp_path / "runs" / f"s{seed}r{r}"
+            d.mkdir(parents=True)
+            (d / "run.json").write_text(json.dumps(rec))
+    build_report([tmp_path / "runs"], tmp_path / "rep")
+    table = pd.read_csv(tmp_path / "rep" / "pac_appF_draws_appF.csv")
+    bound = table[table["metric"] == "bound"].sort_values("round_digits")
+    assert list(bound["series"]) == ["kl-PAC-GP", "kl-PAC-GP"] and list(bound["n"]) == [2, 2]
+    assert list(bound["mean"]) == pytest.approx([0.23, 0.24])
+    assert (tmp_path / "rep" / "pac_appF_draws_fig8.png").is_file()
