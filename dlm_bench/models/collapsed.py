@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import torch
 
 from ..gpmath.cholesky import jittered_cholesky
+from . import fused_rbf
 
 # Kuu's Cholesky jitter, relative to the mean of its diagonal (the prior variance).
 RELATIVE_JITTER = {torch.float64: 1e-6, torch.float32: 1e-4}
@@ -34,6 +35,17 @@ RELATIVE_JITTER = {torch.float64: 1e-6, torch.float32: 1e-4}
 
 def default_jitter(Kuu: torch.Tensor) -> torch.Tensor:
     return RELATIVE_JITTER.get(Kuu.dtype, 1e-4) * Kuu.diagonal().mean()
+
+
+def fused_rbf_stats(kernel, Z, X, y, block: int = fused_rbf.BLOCK):
+    """(L = chol(Kuu + jitter), its identity, P = A A^T, A y) with A = L^-1 K_uf, the statistics both the SGPR bound
+    (vfe_from_stats) and the square-loss DLM objective (objectives/sq_dlm.sq_dlm_from_stats) need, through
+    fused_rbf.CollapsedRBFStats (an RBF kernel on the CPU: fused_rbf.supports_fused_rbf). Kuu, its jitter and
+    Cholesky are the plain paths' calls."""
+    Kuu = kernel(Z).to_dense()
+    L, eye = jittered_cholesky(Kuu, default_jitter(Kuu))
+    P, Ay = fused_rbf.CollapsedRBFStats.apply(X, Z, kernel.base_kernel.lengthscale, kernel.outputscale, L, y, block)
+    return L, eye, P, Ay
 
 
 @dataclass

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import torch
 
-from ..gpmath.cholesky import jittered_cholesky
 from . import collapsed, fused_rbf
 from .base import ModelBundle
 from .components import gaussian_likelihood, initial_kernel_and_inducing
@@ -59,10 +58,7 @@ class CollapsedBundle(ModelBundle):
         """F_0 with an RBF kernel through models/fused_rbf.CollapsedRBFStats (kernel, solve and backward fused; the
         M x N matrix A never leaves it) and collapsed.vfe_from_stats. Kuu, its jitter and Cholesky are the same calls
         as `terms`; equal to `neg_log_marginal(self.terms(X, y))` to rounding (tests/unit/models/test_fused_rbf.py)."""
-        Kuu = self.kernel(self.Z).to_dense()
-        L, _ = jittered_cholesky(Kuu, collapsed.default_jitter(Kuu))
-        P, v = fused_rbf.CollapsedRBFStats.apply(X, self.Z, self.kernel.base_kernel.lengthscale,
-                                                  self.kernel.outputscale, L, y, self.BLOCK)
+        _, _, P, v = collapsed.fused_rbf_stats(self.kernel, self.Z, X, y, self.BLOCK)
         kff_sum = self.kernel(X, diag=True).sum()
         return collapsed.vfe_from_stats(P, v, kff_sum, y.square().sum(), self.noise, X.shape[0])
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import torch
 
-from ..gpmath.cholesky import jittered_cholesky
 from ..objectives.sq_dlm import sq_dlm_from_stats, sq_dlm_solve
 from . import collapsed, fused_rbf
 from .base import ModelBundle
@@ -42,11 +41,8 @@ class SqDLMBundle(ModelBundle):
         return self.solve(X, y).loss / X.shape[0]
 
     def fused_loss(self, X, y):
-        """J(m*) from fused_rbf.CollapsedRBFStats's P and A y; Kuu, its jitter and Cholesky as `solve`."""
-        Kuu = self.kernel(self.Z).to_dense()
-        L, eye = jittered_cholesky(Kuu, collapsed.default_jitter(Kuu))
-        P, Ay = fused_rbf.CollapsedRBFStats.apply(X, self.Z, self.kernel.base_kernel.lengthscale,
-                                                   self.kernel.outputscale, L, y, fused_rbf.BLOCK)
+        """J(m*) from the fused statistics P and A y (collapsed.fused_rbf_stats); Kuu and its Cholesky as `solve`."""
+        _, eye, P, Ay = collapsed.fused_rbf_stats(self.kernel, self.Z, X, y)
         return sq_dlm_from_stats(P, Ay, y.square().sum(), self.beta, eye)[2]
 
     @torch.no_grad()

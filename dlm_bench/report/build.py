@@ -158,7 +158,7 @@ def _build(dirs, out: Path, paper: str | None, baseline: str | list[str] | None 
             raise ReportError(f"no runs of paper {paper!r} under {', '.join(map(str, dirs))}")
     df.to_parquet(out / "results.parquet", index=False)
     made = {"results": [out / "results.parquet"], "tables": [], "figures": [], "missing": [], "skipped": skipped,
-            "skipped_curves": bad_curves, "not_drawn": [], "baselines": {}, "baselines_used": set()}
+            "skipped_curves": bad_curves, "not_drawn": [], "baselines_used": set()}
     for experiment, sub in df.groupby("experiment", sort=True):
         made["missing"] += [f"[{experiment}] {m}" for m in missing_points(sub, cell_columns(sub))]
         specs = specs_for(experiment, sub)
@@ -226,7 +226,6 @@ def _write_selection(sub, specs, stem: Path, experiment: str, made: dict, baseli
             made["not_drawn"].append(f"{table}: no baseline among {labels}" + (f" named {baseline!r}" if baseline else "")
                                      + " (choose one: report.baseline=LABEL)")
             continue
-        made["baselines"].setdefault(experiment, base)
         made["baselines_used"].add(base)
         _write_paired(paired(sel, base), stem.with_name(table), name, base, made)
     return sel
