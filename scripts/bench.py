@@ -58,6 +58,8 @@ BENCHES = [
      ["--rounds", "5"], ["--rounds", "2"]),
     ("pac_blocked", "kl-PAC-SGP loss + gradient, blocks vs all at once (PAC Table 3 kin40k size: N=32000, M=500)",
      bench_pac_sgp, ["--blocked"], ["--rounds", "3"], ["--rounds", "1"]),
+    ("pac_full", "kl-PAC-GP loss + gradient, closed-form vs autograd backward (PAC App. F size: N=2000, D=3)",
+     bench_pac_sgp, ["--full"], ["--rounds", "3"], ["--rounds", "1"]),
     ("sq_dlm", "sq-DLM loss + gradient, fused statistics vs plain (DLM Suppl. Fig. 2 pol size: N=3000, M=100)",
      bench_fused_stats, [], ["--rounds", "5"], ["--rounds", "2"]),
     ("sgpr", "SGPR loss + gradient, fused statistics vs plain (DLM Suppl. Fig. 1 pol size: N=3000, M=100)",
@@ -114,10 +116,13 @@ def summary(r: dict, cores: int) -> list[str]:
                      f"({fwd / 1e6:.0f} Mflop, {fwd / ms['value'] / 1e6:.2f} GFLOP/s); with gradient "
                      f"{ms['value+grad']:.1f} ms ({total / 1e6:.0f} Mflop, {total / ms['value+grad'] / 1e6:.2f} "
                      "GFLOP/s)   (no target)")
-    for key, what, gain in (("pac", "q(f) reusing Kuf / evaluating it again (N=3000, M=500)", "predict_at_inputs'"),
-                            ("pac_blocked", "blocks of 2048 points / all at once (N=32000, M=500)", "the blocking's")):
+    for key, what, gain in (("pac", "SGP step, q(f) reusing Kuf / evaluating it again (N=3000, M=500)",
+                             "predict_at_inputs'"),
+                            ("pac_blocked", "SGP step, blocks of 2048 points / all at once (N=32000, M=500)",
+                             "the blocking's"),
+                            ("pac_full", "GP step, closed-form / autograd backward (N=2000)", "the closed form's")):
         ratio, secs = r[key]
-        lines.append(line(f"kl-PAC-SGP step, {what}", ratio, note=f"{secs * 1e3:.0f} ms; no target, < 1: {gain} gain"))
+        lines.append(line(f"kl-PAC-{what}", ratio, note=f"{secs * 1e3:.0f} ms; no target, < 1: {gain} gain"))
     for key, name in (("sq_dlm", "sq-DLM"), ("sgpr", "SGPR")):
         ratio, secs = r[key]
         lines.append(line(f"{name} step, fused statistics / plain (N=3000, M=100)", ratio,

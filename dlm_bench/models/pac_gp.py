@@ -21,7 +21,7 @@ import torch
 from ..config.schema import SparseQ
 from ..pac.bound import BOUNDS, grid_points, log_theta_size
 from ..pac.evaluation import num_prior_hypers
-from ..pac.kl import kl_collapsed, kl_sparse
+from ..pac.kl import full_gp_kl_and_marginals, kl_collapsed, kl_sparse
 from ..pac.losses import gibbs_risk
 from ..gpmath.cholesky import jittered_cholesky
 from . import collapsed
@@ -53,35 +53,21 @@ class PacGPBundle(ModelBundle):
         self.register_buffer("y_train", y_train, persistent=False)
         self.objective = _PacObjective(pac_cfg, objective, num_prior_hypers(kernel))
 
-    def _solve(self, X, y):
-        K = self.kernel(X).to_dense()
-        Lc, _ = jittered_cholesky(K, self.noise)
-        alpha = torch.cholesky_solve(y.unsqueeze(-1), Lc).squeeze(-1)
-        return K, Lc, alpha
-
-    def _kl_and_marginals(self, K, Lc, alpha):
-        """KL of eq. (8) and Q's marginals at the training inputs, from one triangular inverse:
-        tr(K C^{-1}) = N - sigma^2 tr(C^{-1}), mean = K alpha = y - sigma^2 alpha,
-        var_i = [K - K C^{-1} K]_ii = sigma^2 (1 - sigma^2 [C^{-1}]_ii)."""
-        n = K.shape[-1]
-        eye = torch.eye(n, dtype=K.dtype, device=K.device)
-        cinv_diag = torch.linalg.solve_triangular(Lc, eye, upper=False).square().sum(0)
-        logdet_c = 2.0 * Lc.diagonal().log().sum()
-        s2 = self.noise
-        kl = 0.5 * (logdet_c - n * torch.log(s2) - (n - s2 * cinv_diag.sum()) + alpha @ (K @ alpha))
-        return kl, K @ alpha, (s2 * (1 - s2 * cinv_diag)).clamp_min(0.0)
+    def _kl_and_marginals(self, X, y):
+        """KL of eq. (8) and Q's noise-free marginals at X (the training inputs)."""
+        return full_gp_kl_and_marginals(self.kernel(X).to_dense(), self.noise, y)
 
     def loss(self, X, y):
-        K, Lc, alpha = self._solve(X, y)
-        kl, mean, var = self._kl_and_marginals(K, Lc, alpha)
+        kl, mean, var = self._kl_and_marginals(X, y)
         return self.objective(y, mean, var, kl)
 
     def pac_kl(self):
-        return self._kl_and_marginals(*self._solve(self.X_train, self.y_train))[0]
+        return self._kl_and_marginals(self.X_train, self.y_train)[0]
 
     @torch.no_grad()
     def predict_f(self, X):
-        _, Lc, alpha = self._solve(self.X_train, self.y_train)
+        Lc, _ = jittered_cholesky(self.kernel(self.X_train).to_dense(), self.noise)
+        alpha = torch.cholesky_solve(self.y_train.unsqueeze(-1), Lc).squeeze(-1)
         Kxs = self.kernel(self.X_train, X).to_dense()
         V = torch.linalg.solve_triangular(Lc, Kxs, upper=False)
         return Kxs.T @ alpha, (self.kernel(X, diag=True) - V.square().sum(0)).clamp_min(0.0)

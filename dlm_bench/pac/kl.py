@@ -13,19 +13,22 @@ from __future__ import annotations
 
 import torch
 
-from ..gpmath.cholesky import jittered_cholesky
+from ..gpmath.cholesky import identity_like
+from ..gpmath.inverse_terms import inverse_terms
+
+
+def full_gp_kl_and_marginals(K: torch.Tensor, noise: torch.Tensor, y: torch.Tensor):
+    """KL of eq. (8) and Q's marginals at the training inputs, from log det C, diag(C^{-1}) and alpha:
+    tr(K C^{-1}) = N - sigma^2 tr(C^{-1}), mean = K alpha, var_i = [K - K C^{-1} K]_ii = sigma^2 (1 - sigma^2 [C^{-1}]_ii)."""
+    n = K.shape[-1]
+    logdet_c, cinv_diag, alpha = inverse_terms(K + noise * identity_like(K), y)
+    mean = K @ alpha
+    kl = 0.5 * (logdet_c - n * torch.log(noise) - (n - noise * cinv_diag.sum()) + alpha @ mean)
+    return kl, mean, (noise * (1 - noise * cinv_diag)).clamp_min(0.0)
 
 
 def kl_full_gp(K: torch.Tensor, noise: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    n = K.shape[-1]
-    Lc, eye = jittered_cholesky(K, noise)
-    alpha = torch.cholesky_solve(y.unsqueeze(-1), Lc).squeeze(-1)
-    logdet_c = 2.0 * Lc.diagonal().log().sum()
-    Linv = torch.linalg.solve_triangular(Lc, eye, upper=False)
-    tr_cinv = Linv.square().sum()
-    tr_kcinv = n - noise * tr_cinv
-    quad = alpha @ (K @ alpha)
-    return 0.5 * (logdet_c - n * torch.log(noise) - tr_kcinv + quad)
+    return full_gp_kl_and_marginals(K, noise, y)[0]
 
 
 def kl_sparse(L: torch.Tensor, a: torch.Tensor, B_chol: torch.Tensor) -> torch.Tensor:

@@ -87,7 +87,7 @@ def test_bench_smoke_offline(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     summary = r.stdout.split("== summary", 1)[1]
     for needle in ("Trainer / bare GPyTorch", "uPS-10 / bMC-10", "fixed path / joint path", "batched-grid wall",
-                   "Student-t DLM step", "SAVIGP ELBO", "kl-PAC-SGP step", "ordinal site", "1-thread",
+                   "Student-t DLM step", "SAVIGP ELBO", "kl-PAC-SGP step", "kl-PAC-GP step", "ordinal site", "1-thread",
                    "`dlm-bench --help` startup"):
         assert needle in summary
 
