@@ -47,7 +47,11 @@ def measured_vs_modelled(archive):
     out = defaultdict(list)
     for report, rec in archive:
         batched = bool(rec["train"].get("batched"))
-        m = ce.modelled_seconds(rec["config"], rec["model"], rec.get("likelihood"), batched)
+        config = rec["config"]
+        if config["dataset"]["name"] == "csv" and not Path(config["dataset"]["path"]).is_file():
+            # the run's own file (pac_appF's generated data) is not in the clone: its recorded training size stands in
+            config = {**config, "protocol": {**config["protocol"], "train_size": rec["train_size"]}}
+        m = ce.modelled_seconds(config, rec["model"], rec.get("likelihood"), batched)
         s = ce.run_seconds(rec)
         if m and s:
             est = rec["config"].get("estimator") or {}
@@ -62,9 +66,11 @@ def test_the_archives_are_there(measured_vs_modelled):
 
 
 def test_every_long_class_is_estimated_within_a_factor_of_two(measured_vs_modelled):
-    """The median measured / modelled ratio of each class whose runs take a minute or more is within [0.5, 2]. Before
-    the L-BFGS factors PAC Table 3's PAC-SGP runs were under-estimated 5.7x; before the sample term bMC-100 2.8x."""
-    long = {k: v for k, v in measured_vs_modelled.items() if median(s for s, _ in v) >= PLANNING_SECONDS}
+    """The median measured / modelled ratio of each class whose runs take, or are modelled to take, a minute or more is
+    within [0.5, 2]. Before the L-BFGS factors PAC Table 3's PAC-SGP runs were under-estimated 5.7x; before the sample
+    term bMC-100 2.8x; before 2026-12-07 pac_appF's full PAC-GP runs (55 s) were modelled at 157 s."""
+    long = {k: v for k, v in measured_vs_modelled.items()
+            if max(median(s for s, _ in v), median(m for _, m in v)) >= PLANNING_SECONDS}
     assert len(long) >= 10
     off = {k: round(median(s / m for s, m in v), 2) for k, v in long.items()}
     assert {k: r for k, r in off.items() if not 0.5 <= r <= 2} == {}
