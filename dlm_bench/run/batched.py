@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,6 +37,7 @@ from ..config.capabilities import GroupServices, ModelSpec
 from ..errors import ConfigError
 from ..registry.models import MODELS
 from ..registry.validation import check_writable
+from ..results.atomic import atomic_write_text
 from ..results.contract import read_status
 from ..util.locks import RunLock, holder
 from ..util.rng import get_rng
@@ -78,6 +80,24 @@ def group_lock_dir(cfg: DictConfig) -> Path:
     return Path(cfg.results_dir) / cfg.experiment / GROUP_DIR / run_name(member_config(cfg, 0))
 
 
+# The size of the group's beta grid at its training size, written into the group's lock directory by the process
+# that trains it, once its data are loaded: a job waiting for the group whose beta_index lies beyond it stops waiting.
+GRID_FILE = "beta_grid.json"
+
+
+def _record_grid(cfg: DictConfig, n_train: int) -> None:
+    points = len(beta_grid(n_train, cfg.objective.min_beta))
+    atomic_write_text(group_lock_dir(cfg) / GRID_FILE, json.dumps({"n_train": n_train, "points": points}))
+
+
+def _beyond_recorded_grid(cfg: DictConfig, path: Path) -> bool:
+    try:
+        points = int(json.loads((path / GRID_FILE).read_text())["points"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return cfg.objective.beta_index is not None and cfg.objective.beta_index >= points
+
+
 _HELD: set[Path] = set()
 
 
@@ -86,7 +106,10 @@ def group_lock(cfg: DictConfig, poll_s: float = 1.0, member: Path | None = None)
     """Hold the group's lock (re-entrant within a process); waits while another process holds it and yields
     True. With `member` (a run dir of the group) it stops waiting, and yields False, once the process holding
     the group lock also holds `member`'s run lock: that process is training `member` in its batch. A parallel
-    launcher's other jobs of the group then free their worker at once instead of waiting out the group."""
+    launcher's other jobs of the group then free their worker at once instead of waiting out the group. It yields
+    None once the holder has recorded a grid that ends before this point's beta_index (GRID_FILE): a point beyond
+    the grid at the group's training size, which no process will train (before 2026-12-08 such a job, e.g.
+    beta_index 19 at n = 3000, waited for the whole group, idling its sweep or worker)."""
     path = group_lock_dir(cfg)
     if path in _HELD:
         yield True
@@ -94,6 +117,9 @@ def group_lock(cfg: DictConfig, poll_s: float = 1.0, member: Path | None = None)
     lock = RunLock(path)
     while not lock.acquire():
         if member is not None:
+            if _beyond_recorded_grid(cfg, path):
+                yield None
+                return
             trainer = holder(member)
             # pid -1: a lock file still being written (locks.holder); two such must not count as one holder
             if trainer is not None and trainer["pid"] != -1 and trainer == holder(path):
@@ -147,6 +173,7 @@ def _train_group(cfg: DictConfig, spec: ModelSpec, unbatched, beta_indices):
     n = prep.tensors["train"][0].shape[0]
     if not spec.beta_group.full_batch(cfg, n):
         return _minibatch_point(cfg, unbatched)
+    _record_grid(cfg, n)
     own = cfg.objective.beta_index
     cfg.objective.beta = resolve_beta(cfg.objective, n)  # OutsideBetaGrid for the own index, as unbatched
     indices = sorted(set(group_indices(cfg, n, beta_indices)) | {own})

@@ -163,6 +163,8 @@ def sweep_group_job(cfg: DictConfig, run_dir: Path, started: list | None = None)
     sharing a results directory; a point run unbatched, e.g. a minibatch one, is a group of its own)."""
     install()
     with group_lock(cfg, member=run_dir) as held:
+        if held is None:  # beyond the beta grid the group's trainer recorded: no process trains this point
+            return "outside_grid"
         if not held:
             trainer = holder(run_dir)
             if trainer is not None and trainer.get("sweep") != os.environ.get(SWEEP_ID_ENV):

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from dlm_bench.config.beta_grid import beta_grid
 from dlm_bench.errors import ConfigError
 from dlm_bench.run import execute, run_name
 from dlm_bench.sweeps.compose import compose_config
@@ -39,6 +40,10 @@ def test_batched_sweep_equals_unbatched_runs(tmp_path):
     # a later sweep, batched or not, finds every run done
     again = run_sweep(TINY + GRID + [f"results_dir={tmp_path / 'batched'}"])
     assert again["skipped"] == 6
+    # each group's trainer recorded the grid at its training size
+    n = next(iter(b.values()))["train_size"]
+    grids = [json.loads(p.read_text()) for p in (tmp_path / "batched" / "default").glob(".beta_batch/*/beta_grid.json")]
+    assert len(grids) == 3 and all(g == {"n_train": n, "points": len(beta_grid(n, 0.01))} for g in grids)
 
 
 def test_run_name_ignores_beta_batch():
@@ -158,6 +163,33 @@ def test_a_point_another_sweep_trains_is_left_to_it_not_counted_as_written_by_it
     monkeypatch.setattr(sweep, "announce", lambda event, out="": events.append((event, out)))
     assert sweep.sweep_job(cfg) == outcome
     assert events == [("end", outcome)] and not (run_dir / "run.json").exists()
+
+
+def test_a_job_beyond_the_grid_its_group_holder_recorded_returns_without_waiting(tmp_path, other_processes, monkeypatch):
+    """Two sweeps (or joblib workers) over one beta_index range wider than the grid at the training size: a job whose
+    index lies beyond the grid the holder recorded returns "outside_grid" at once. Before (2026-12-08), it waited for
+    the whole group (seed 4 of dlm_supp_pol at n = 3000: beta_index 19 idled the second sweep for the joint DLM group's
+    hour); a holder that has not recorded its grid yet, or whose grid holds the index, is still waited for."""
+    from dlm_bench.run import batched
+    from dlm_bench.sweeps import job as sweep
+
+    cfg, run_dir, group_dir = _member(tmp_path, k=5)
+    _lock_as(group_dir, other_processes[0])
+    polls = []
+
+    def record_grid(_):  # the holder loads its data during the first poll and records a grid of 5 points
+        polls.append(1)
+        (group_dir / batched.GRID_FILE).write_text(json.dumps({"n_train": 20, "points": 5}))
+
+    monkeypatch.setattr(batched.time, "sleep", record_grid)
+    assert sweep.sweep_group_job(cfg, run_dir) == "outside_grid" and polls == [1]
+    assert not (run_dir / "run.json").exists()
+
+    cfg4, run_dir4, _ = _member(tmp_path, k=4)  # inside that grid: waits for the holder as before
+    monkeypatch.setattr(batched.time, "sleep", lambda _: (group_dir / ".lock").unlink())
+    run_dir4.mkdir(parents=True, exist_ok=True)
+    (run_dir4 / "run.json").write_text(json.dumps({"status": "ok"}))
+    assert sweep.sweep_group_job(cfg4, run_dir4) == "skipped"
 
 
 def test_a_job_waits_for_a_group_holder_that_does_not_train_its_point(tmp_path, other_processes, monkeypatch):
