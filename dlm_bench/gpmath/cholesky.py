@@ -8,8 +8,8 @@ positive definite surfaces as torch.linalg.LinAlgError (the Trainer turns it int
 jitters each call site tries is part of its recorded numbers (scripts/six_run_check.sh compares metrics with ==).
 
 Callers: the collapsed bound (models/collapsed.py), the PAC-GP models and KL terms (models/pac_gp.py, models/sgpr.py,
-pac/kl.py, gpmath/inverse_terms.py), the square-loss DLM (objectives/sq_dlm.py), the LGM constructors (gpmath/lgm.py), the SGGPM active set
-(sggpm/model.py, sggpm/contraction.py) and SAVIGP's K_zz (savigp/model.py).
+pac/kl.py, gpmath/inverse_terms.py), the square-loss DLM (objectives/sq_dlm.py), the LGM constructors
+(gpmath/lgm.py), the SGGPM active set (sggpm/model.py, sggpm/contraction.py) and SAVIGP's K_zz (savigp/model.py).
 """
 
 from __future__ import annotations

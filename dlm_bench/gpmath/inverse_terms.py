@@ -9,8 +9,9 @@ about four O(N^3) triangular solves in the backward pass; the closed form below 
 
 (d log det C = tr(C^{-1} dC), dC^{-1} = -C^{-1} dC C^{-1}). Measured at N = 2000, one thread: loss and gradient of
 the full PAC-GP bound 2.3x faster (docs/performance.md). Written by hand because neither torch nor GPyTorch offers
-diag(C^{-1}) with a cheap gradient; tests/unit/pac/test_pac.py checks it against finite differences and against
-autograd through the plain Cholesky path.
+diag(C^{-1}) with a cheap gradient. tests/unit/gpmath/test_inverse_terms.py checks it against torch.autograd.gradcheck
+and autograd through the plain Cholesky path; tests/unit/pac/test_pac.py the PAC-GP loss's gradients against finite
+differences.
 """
 
 from __future__ import annotations

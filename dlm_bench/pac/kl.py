@@ -19,7 +19,8 @@ from ..gpmath.inverse_terms import inverse_terms
 
 def full_gp_kl_and_marginals(K: torch.Tensor, noise: torch.Tensor, y: torch.Tensor):
     """KL of eq. (8) and Q's marginals at the training inputs, from log det C, diag(C^{-1}) and alpha:
-    tr(K C^{-1}) = N - sigma^2 tr(C^{-1}), mean = K alpha, var_i = [K - K C^{-1} K]_ii = sigma^2 (1 - sigma^2 [C^{-1}]_ii)."""
+    tr(K C^{-1}) = N - sigma^2 tr(C^{-1}), mean = K alpha,
+    var_i = [K - K C^{-1} K]_ii = sigma^2 (1 - sigma^2 [C^{-1}]_ii)."""
     n = K.shape[-1]
     logdet_c, cinv_diag, alpha = inverse_terms(K + noise * identity_like(K), y)
     mean = K @ alpha

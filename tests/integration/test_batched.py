@@ -165,7 +165,7 @@ def test_a_point_another_sweep_trains_is_left_to_it_not_counted_as_written_by_it
     assert events == [("end", outcome)] and not (run_dir / "run.json").exists()
 
 
-def test_a_job_beyond_the_grid_its_group_holder_recorded_returns_without_waiting(tmp_path, other_processes, monkeypatch):
+def test_a_job_beyond_the_grid_its_group_holder_recorded_returns_at_once(tmp_path, other_processes, monkeypatch):
     """Two sweeps (or joblib workers) over one beta_index range wider than the grid at the training size: a job whose
     index lies beyond the grid the holder recorded returns "outside_grid" at once. Before (2026-12-08), it waited for
     the whole group (seed 4 of dlm_supp_pol at n = 3000: beta_index 19 idled the second sweep for the joint DLM group's
