@@ -72,8 +72,12 @@ def member_config(cfg: DictConfig, k: int, n_train: int | None = None) -> DictCo
 
 def group_indices(cfg: DictConfig, n_train: int, beta_indices: list[int] | None) -> list[int]:
     """The beta indices a group trains at this training size: the sweep's (None: the full grid) within the grid."""
-    size = len(beta_grid(n_train, cfg.objective.min_beta))
+    size = grid_size(cfg, n_train)
     return [k for k in (beta_indices or range(size)) if 0 <= k < size]
+
+
+def grid_size(cfg: DictConfig, n_train: int) -> int:
+    return len(beta_grid(n_train, cfg.objective.min_beta))
 
 
 def group_lock_dir(cfg: DictConfig) -> Path:
@@ -86,8 +90,8 @@ GRID_FILE = "beta_grid.json"
 
 
 def _record_grid(cfg: DictConfig, n_train: int) -> None:
-    points = len(beta_grid(n_train, cfg.objective.min_beta))
-    atomic_write_text(group_lock_dir(cfg) / GRID_FILE, json.dumps({"n_train": n_train, "points": points}))
+    grid = {"n_train": n_train, "points": grid_size(cfg, n_train)}
+    atomic_write_text(group_lock_dir(cfg) / GRID_FILE, json.dumps(grid))
 
 
 def _beyond_recorded_grid(cfg: DictConfig, path: Path) -> bool:
